@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include "sim_cmd.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <exception>
+#include <filesystem>
+#include <limits>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "bouncer/cm.hpp"
+#include "bouncer/device.hpp"
+#include "bouncer/sim/platform.hpp"
+
+namespace bouncer::cli {
+
+namespace {
+
+constexpr unsigned kDefaultPdLens[] = {7, 33, 64, 200};
+constexpr uint16_t kLocalPort = 20049;  // NFS/RDMA
+constexpr uint16_t kFirstRemotePort = 49152;
+constexpr uint8_t kFlagCrc = 0x40;
+constexpr uint8_t kFlagEnhanced = 0x10;
+// Request IRD/ORD word for rev 2: ctrl_ird = peer-to-peer (A) | IRD 16, ctrl_ord = RDMA Read
+// RTR (D) | ORD 16, as an irdma or siw initiator would send it.
+constexpr uint32_t kReqIrdOrd = (uint32_t{0x8000 | 16} << 16) | (0x4000 | 16);
+
+uint32_t ipv4(unsigned a, unsigned b, unsigned c, unsigned d) {
+  return (a << 24) | (b << 16) | (c << 8) | d;
+}
+
+CmContext make_context(unsigned i, const SimOptions& o, std::mt19937_64& rng) {
+  CmContext c;
+  c.loc_mac = {0x02, 0x00, 0x00, 0x00, 0x00, 0x01};
+  c.rem_mac = {0x02, 0x00, 0x00, 0x01, static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)};
+  if (o.vlan) {
+    c.vlan_en = true;
+    c.vlan_tci = static_cast<uint16_t>(*o.vlan & 0x0FFF);
+  }
+  c.loc_ip = ipv4(10, 0, 0, 1);
+  c.rem_ip = ipv4(10, 0, i / 250, 2 + i % 250);
+  c.loc_port = kLocalPort;
+  c.rem_port = static_cast<uint16_t>(kFirstRemotePort + i);
+  c.rcv_wnd = 0xFFFF;
+  c.ttl = 64;
+  c.tos = 0;
+  c.snd_nxt = static_cast<uint32_t>(rng());
+  c.rcv_nxt = static_cast<uint32_t>(rng());
+  c.ip_id = static_cast<uint16_t>(rng());
+  c.req_rev = static_cast<uint8_t>(o.rev);
+  c.req_flags = kFlagCrc;
+  if (o.rev == 2) {
+    c.req_flags |= kFlagEnhanced;
+    c.req_ird_ord = kReqIrdOrd;
+  }
+  return c;
+}
+
+std::vector<std::byte> make_pd(unsigned i, const SimOptions& o) {
+  const std::string base = o.pd_text ? *o.pd_text : fmt::format("bouncer: go away #{}", i);
+  size_t len = base.size();
+  if (o.pd_len) {
+    len = *o.pd_len;
+  } else if (!o.pd_text) {
+    len = kDefaultPdLens[i % std::size(kDefaultPdLens)];
+  }
+  std::vector<std::byte> pd(len);
+  for (size_t k = 0; k < len; ++k) {
+    // Pad by repeating the text (separated by a space), cut at `len`.
+    const size_t period = base.size() + 1;
+    const size_t j = base.empty() ? 0 : k % period;
+    pd[k] = std::byte(static_cast<uint8_t>(base.empty() || j == base.size() ? ' ' : base[j]));
+  }
+  return pd;
+}
+
+struct Totals {
+  unsigned ok = 0, failed = 0, push = 0, db = 0, pshdrop = 0;
+  uint64_t lat_sum = 0;
+  uint32_t lat_min = std::numeric_limits<uint32_t>::max(), lat_max = 0;
+};
+
+}  // namespace
+
+void add_sim_options(CLI::App& app, SimOptions& o) {
+  app.add_option("--connections,-n", o.connections, "Connections to reject")
+      ->check(CLI::Range(1u, 1u << 20))
+      ->capture_default_str();
+  app.add_option("--rev", o.rev, "MPA revision of the simulated requests (2: enhanced)")
+      ->check(CLI::IsMember({1u, 2u}))
+      ->capture_default_str();
+  auto* len = app.add_option("--pd-len", o.pd_len,
+                             "Private data bytes per reject (default: 7, 33, 64, 200 in turn)")
+                  ->check(CLI::Range(0u, 512u));
+  app.add_option("--pd", o.pd_text, "Private data text (padded/cut to --pd-len when given)");
+  (void)len;
+  app.add_option("--vlan", o.vlan, "802.1Q VLAN ID to tag the frames with")
+      ->check(CLI::Range(0u, 4095u));
+  app.add_option("--width", o.width, "TX data width in bits")
+      ->check(CLI::IsMember({64u, 512u}))
+      ->capture_default_str();
+  app.add_option("--mode", o.mode, "push | db | both (alternate per connection)")
+      ->check(CLI::IsMember({"push", "db", "both"}))
+      ->capture_default_str();
+  app.add_option("--mem-latency", o.mem_latency, "Host memory latency in cycles")
+      ->capture_default_str();
+  app.add_option("--tx-ready", o.tx_ready, "Probability that TX is ready in a cycle")
+      ->check(CLI::Range(1e-6, 1.0))
+      ->capture_default_str();
+  app.add_option("--pcap", o.pcap, "Capture of the TX frames (empty: none)")->capture_default_str();
+  app.add_option("--fst", o.fst, "FST waveform file (empty: none)");
+  app.add_option("--seed", o.seed, "Random seed (ISNs, IP IDs, TX back-pressure)")
+      ->capture_default_str();
+  app.add_flag("--fin", o.fin, "Set FIN in the reject segment (irdma style)");
+}
+
+int run_sim(const SimOptions& o) {
+  if (!o.pcap.empty()) {
+    std::error_code ec;
+    const auto dir = std::filesystem::path(o.pcap).parent_path();
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      fmt::print(stderr, "bouncer sim: cannot create {}: {}\n", dir.string(), ec.message());
+      return 1;
+    }
+  }
+  sim::PlatformConfig pc;
+  pc.data_width = o.width;
+  pc.mem_latency_cycles = o.mem_latency;
+  pc.tx_ready_prob = o.tx_ready;
+  pc.seed = o.seed;
+  pc.pcap_path = o.pcap;
+  pc.fst_path = o.fst;
+
+  int rc = 0;
+  Totals t;
+  try {
+    sim::Platform platform(pc);
+    platform.run([&](hal::Device& hal) {
+      auto dev = Device::open(hal);
+      if (!dev) {
+        fmt::print(stderr, "bouncer sim: open: {}: {}\n", errc_name(dev.error().code),
+                   dev.error().message);
+        rc = 1;
+        return;
+      }
+      const Caps& caps = (*dev)->caps();
+      fmt::print("device: {} v{}.{}.{}, {}-bit TX, {} connections, push {}, inline PD {}\n",
+                 hal.name(), caps.version_major, caps.version_minor, caps.version_patch,
+                 caps.data_bytes * 8, caps.ctx_depth, caps.push ? "yes" : "no",
+                 caps.inline_pd ? "yes" : "no");
+      if (o.connections > caps.ctx_depth) {
+        fmt::print(stderr, "bouncer sim: --connections {} exceeds the connection table ({})\n",
+                   o.connections, caps.ctx_depth);
+        rc = 1;
+        return;
+      }
+      if (o.mode == "push" && !caps.push) {
+        fmt::print(stderr, "bouncer sim: --mode push, but this build has no push page\n");
+        rc = 1;
+        return;
+      }
+      Cm cm(**dev);
+      std::mt19937_64 rng(o.seed);
+      for (unsigned i = 0; i < o.connections; ++i) {
+        if (auto w = cm.write_context(i, make_context(i, o, rng)); !w) {
+          fmt::print(stderr, "bouncer sim: write_context({}): {}\n", i, w.error().message);
+          rc = 1;
+          return;
+        }
+      }
+      for (unsigned i = 0; i < o.connections; ++i) {
+        const auto pd = make_pd(i, o);
+        RejectOptions ro;
+        ro.push = caps.push && (o.mode == "push" || (o.mode == "both" && i % 2 == 1));
+        ro.allow_long_pd = pd.size() > regs::kApiPdSoftMax;
+        ro.fin = o.fin;
+        ro.wr_id = i;
+        auto r = cm.reject(i, pd, ro);
+        const char* mode = ro.push ? "push" : "db";
+        std::string status;
+        uint32_t latency = 0;
+        if (r) {
+          latency = r->latency_cycles;
+          status = r->pshdrop ? "ok (push dropped: fetched from the ring)" : "ok";
+          ++t.ok;
+          t.pshdrop += r->pshdrop;
+          t.lat_sum += latency;
+          t.lat_min = std::min(t.lat_min, latency);
+          t.lat_max = std::max(t.lat_max, latency);
+        } else {
+          const Error& e = r.error();
+          status = e.code == Errc::kHardware ? cq_status_name(e.hw_major, e.hw_minor)
+                                             : fmt::format("{}: {}", errc_name(e.code), e.message);
+          ++t.failed;
+          rc = 1;
+        }
+        (ro.push ? t.push : t.db) += 1;
+        fmt::print("cm_id {:>4}  rev {}  pd_len {:>3}  latency {:>6} cycles  mode {:<4}  {}\n", i,
+                   o.rev, pd.size(), latency, mode, status);
+      }
+    });
+    const double wall = platform.wall_seconds();
+    const uint64_t cycles = platform.cycles();
+    fmt::print("\n{} rejects: {} ok, {} failed ({} push, {} doorbell, {} push dropped)\n",
+               t.ok + t.failed, t.ok, t.failed, t.push, t.db, t.pshdrop);
+    if (t.ok > 0) {
+      fmt::print("doorbell-to-first-byte latency: min {} / mean {:.1f} / max {} cycles\n",
+                 t.lat_min, static_cast<double>(t.lat_sum) / t.ok, t.lat_max);
+    }
+    fmt::print("simulated {} cycles in {:.3f} s wall: {:.0f} cycles/s\n", cycles, wall,
+               wall > 0 ? static_cast<double>(cycles) / wall : 0.0);
+    fmt::print("TX frames: {}\n", platform.tx_frames().size());
+    if (!o.pcap.empty()) fmt::print("pcap: {}\n", o.pcap);
+    if (!o.fst.empty()) fmt::print("waveform: {}\n", o.fst);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bouncer sim: simulation failed: {}\n", e.what());
+    return 3;
+  }
+  return rc;
+}
+
+}  // namespace bouncer::cli

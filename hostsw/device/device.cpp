@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include "bouncer/device.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <utility>
+
+namespace bouncer {
+
+namespace {
+
+namespace r = regs::reg;
+
+constexpr size_t kCtxBytes = regs::kCmCtxBytes;
+
+const char* cqp_op_name(uint8_t op) {
+  switch (static_cast<regs::CqpOp>(op)) {
+    case regs::CqpOp::WRITE_CM_CONTEXT:
+      return "WRITE_CM_CONTEXT";
+    case regs::CqpOp::READ_CM_CONTEXT:
+      return "READ_CM_CONTEXT";
+    case regs::CqpOp::NOP:
+      return "NOP";
+  }
+  return "?";
+}
+
+void write_base(hal::Device& hal, uint32_t lo_reg, uint64_t addr) {
+  hal.write32(lo_reg, static_cast<uint32_t>(addr));
+  hal.write32(lo_reg + 4, static_cast<uint32_t>(addr >> 32));
+}
+
+// Waits (bounded) until STATUS shows neither engine busy. false on timeout.
+bool wait_idle(hal::Device& hal, uint64_t timeout_cycles, uint64_t interval) {
+  const uint32_t busy = regs::field::STATUS::SQ_BUSY.mask() | regs::field::STATUS::CQP_BUSY.mask();
+  const uint64_t deadline = hal.now_cycles() + timeout_cycles;
+  while ((hal.read32(r::STATUS) & busy) != 0) {
+    if (hal.now_cycles() >= deadline) return false;
+    hal.wait_cycles(interval);
+  }
+  return true;
+}
+
+Completion decode_cqe(std::span<const std::byte> img) {
+  namespace f = regs::cqe;
+  Completion c;
+  c.latency_cycles = static_cast<uint32_t>(regs::get(img, f::LATENCY));
+  c.frame_len = static_cast<uint16_t>(regs::get(img, f::FRAME_LEN));
+  c.wr_id = regs::get(img, f::WR_ID);
+  c.tcp_seq = static_cast<uint32_t>(regs::get(img, f::TCP_SEQ));
+  c.cm_id = static_cast<uint32_t>(regs::get(img, f::CM_ID));
+  c.minor = static_cast<uint16_t>(regs::get(img, f::MINERR));
+  c.major = static_cast<uint16_t>(regs::get(img, f::MAJERR));
+  c.wqe_idx = static_cast<uint16_t>(regs::get(img, f::WQEIDX));
+  c.pshdrop = regs::get(img, f::PSHDROP) != 0;
+  c.error = regs::get(img, f::ERROR) != 0;
+  c.op = static_cast<uint8_t>(regs::get(img, f::OP));
+  return c;
+}
+
+// Advances a producer ring's tail past every slot that is no longer busy (in-order
+// completions make this exactly "ci = wqe_idx + 1").
+template <typename Slots>
+void advance_tail(queues::SqRing& ring, const Slots& slots) {
+  uint32_t t = ring.tail();
+  while (t != ring.head() && !slots[t].busy) t = (t + 1) % ring.size();
+  ring.set_tail(t);
+}
+
+}  // namespace
+
+const char* cq_major_name(uint16_t major) {
+  switch (static_cast<regs::CqMajor>(major)) {
+    case regs::CqMajor::OK:
+      return "OK";
+    case regs::CqMajor::WQE:
+      return "WQE";
+    case regs::CqMajor::CTX:
+      return "CTX";
+    case regs::CqMajor::DMA:
+      return "DMA";
+    case regs::CqMajor::DRV:
+      return "DRV";
+  }
+  return "?";
+}
+
+const char* cq_minor_name(uint16_t minor) {
+  using M = regs::CqMinor;
+  switch (static_cast<M>(minor)) {
+    case M::NONE:
+      return "NONE";
+    case M::BAD_OPCODE:
+      return "BAD_OPCODE";
+    case M::PD_TOO_LONG:
+      return "PD_TOO_LONG";
+    case M::STALE_WQE:
+      return "STALE_WQE";
+    case M::ADDR_MISALIGNED:
+      return "ADDR_MISALIGNED";
+    case M::CM_ID_RANGE:
+      return "CM_ID_RANGE";
+    case M::NO_CONTEXT:
+      return "NO_CONTEXT";
+    case M::BAD_STATE:
+      return "BAD_STATE";
+    case M::BAD_REV:
+      return "BAD_REV";
+    case M::DMA_WQE:
+      return "DMA_WQE";
+    case M::DMA_PD:
+      return "DMA_PD";
+    case M::DMA_CTX:
+      return "DMA_CTX";
+    case M::TIMEOUT:
+      return "TIMEOUT";
+    case M::RING_FULL:
+      return "RING_FULL";
+  }
+  return "?";
+}
+
+std::string cq_status_name(uint16_t major, uint16_t minor) {
+  return fmt::format("{}/{} (0x{:04X}/0x{:04X})", cq_major_name(major), cq_minor_name(minor), major,
+                     minor);
+}
+
+std::string Completion::status() const {
+  if (unexpected) {
+    return fmt::format("unexpected CQE for wqe_idx {} (nothing outstanding: duplicate or unknown)",
+                       wqe_idx);
+  }
+  if (ok()) return "ok";
+  return cq_status_name(major, minor);
+}
+
+// ------------------------------------------------------------------------------- open
+
+Device::Device(hal::Device& hal, DeviceConfig cfg, Caps caps, queues::SqRing sq, queues::CqRing cq,
+               queues::SqRing cqp, queues::CqRing ccq, std::unique_ptr<hal::DmaBuffer> pd_pool,
+               std::unique_ptr<hal::DmaBuffer> ctx_pool)
+    : hal_(hal),
+      cfg_(cfg),
+      caps_(caps),
+      sq_(std::move(sq)),
+      cq_(std::move(cq)),
+      cqp_(std::move(cqp)),
+      ccq_(std::move(ccq)),
+      pd_pool_(std::move(pd_pool)),
+      ctx_pool_(std::move(ctx_pool)),
+      sq_slots_(sq_.size()),
+      cqp_slots_(cqp_.size()) {}
+
+Result<std::unique_ptr<Device>> Device::open(hal::Device& hal, DeviceConfig cfg) {
+  const uint32_t id = hal.read32(r::ID);
+  if (id != regs::kIdValue) {
+    return make_error(Errc::kNoDevice, fmt::format("{}: ID reads 0x{:08X}, expected 0x{:08X}",
+                                                   hal.name(), id, regs::kIdValue));
+  }
+  namespace fv = regs::field::VERSION;
+  const uint32_t ver = hal.read32(r::VERSION);
+  Caps caps;
+  caps.version_major = static_cast<uint8_t>(fv::MAJOR.get(ver));
+  caps.version_minor = static_cast<uint8_t>(fv::MINOR.get(ver));
+  caps.version_patch = static_cast<uint8_t>(fv::PATCH.get(ver));
+  // Semantic versioning: in 0.y any minor step may change the formats, so 0.y must match.
+  if (caps.version_major != regs::kVersionMajor ||
+      (regs::kVersionMajor == 0 && caps.version_minor != regs::kVersionMinor)) {
+    return make_error(
+        Errc::kNoDevice,
+        fmt::format("{}: device version {}.{}.{}, driver built for {}.{}.{}", hal.name(),
+                    caps.version_major, caps.version_minor, caps.version_patch, regs::kVersionMajor,
+                    regs::kVersionMinor, regs::kVersionPatch));
+  }
+  namespace fc = regs::field::CAPS;
+  const uint32_t c = hal.read32(r::CAPS);
+  caps.data_bytes = fc::DATA_BYTES.get(c);
+  caps.ctx_log2 = fc::CTX_LOG2.get(c);
+  caps.ctx_depth = 1u << caps.ctx_log2;
+  caps.num_sq = fc::NUM_SQ.get(c);
+  caps.push = fc::PUSH.get(c) != 0;
+  caps.inline_pd = fc::INLINE.get(c) != 0;
+  if (caps.num_sq == 0) {
+    return make_error(Errc::kNoDevice,
+                      fmt::format("{}: CAPS 0x{:08X} reports no SQ", hal.name(), c));
+  }
+
+  for (uint32_t n : {cfg.sq_entries, cfg.cq_entries, cfg.cqp_entries, cfg.ccq_entries}) {
+    if (auto lg = queues::ring_log2(n); !lg) return lg.error();
+  }
+  if (cfg.cq_entries < cfg.sq_entries || cfg.ccq_entries < cfg.cqp_entries) {
+    return make_error(Errc::kInvalidArgument,
+                      "each completion ring must be at least as large as its WQE ring "
+                      "(cq_entries >= sq_entries, ccq_entries >= cqp_entries)");
+  }
+  if (cfg.poll_interval_cycles == 0) cfg.poll_interval_cycles = 1;
+
+  hal.write32(r::CTRL, 0);
+  if (!wait_idle(hal, cfg.cqp_timeout_cycles, cfg.poll_interval_cycles)) {
+    return make_error(Errc::kState, "engines still busy after CTRL.ENABLE = 0");
+  }
+
+  auto sq = queues::SqRing::create(hal, cfg.sq_entries, regs::kSqWqeBytes);
+  if (!sq) return sq.error();
+  auto cq = queues::CqRing::create(hal, cfg.cq_entries);
+  if (!cq) return cq.error();
+  auto cqp = queues::SqRing::create(hal, cfg.cqp_entries, regs::kCqpWqeBytes);
+  if (!cqp) return cqp.error();
+  auto ccq = queues::CqRing::create(hal, cfg.ccq_entries);
+  if (!ccq) return ccq.error();
+  auto pd_pool = hal.alloc_dma(size_t{cfg.sq_entries} * kPdSlotBytes, 64);
+  if (!pd_pool) return pd_pool.error();
+  auto ctx_pool = hal.alloc_dma(size_t{cfg.cqp_entries} * kCtxBytes, 64);
+  if (!ctx_pool) return ctx_pool.error();
+
+  write_base(hal, r::SQ_BASE_LO, sq->device_addr());
+  hal.write32(r::SQ_SIZE, sq->log2_size());
+  write_base(hal, r::CQ_BASE_LO, cq->device_addr());
+  hal.write32(r::CQ_SIZE, cq->log2_size());
+  write_base(hal, r::CQP_BASE_LO, cqp->device_addr());
+  hal.write32(r::CQP_SIZE, cqp->log2_size());
+  write_base(hal, r::CCQ_BASE_LO, ccq->device_addr());
+  hal.write32(r::CCQ_SIZE, ccq->log2_size());
+  hal.write32(r::CQ_HEAD, 0);
+  hal.write32(r::CCQ_HEAD, 0);
+  hal.write32(r::CTRL, regs::field::CTRL::ENABLE.put(1));
+
+  return std::unique_ptr<Device>(new Device(
+      hal, cfg, caps, std::move(sq).value(), std::move(cq).value(), std::move(cqp).value(),
+      std::move(ccq).value(), std::move(pd_pool).value(), std::move(ctx_pool).value()));
+}
+
+Device::~Device() {
+  hal_.write32(r::CTRL, 0);
+  // "0: they finish the WQE in flight and stop": let that WQE land before its memory goes.
+  (void)wait_idle(hal_, cfg_.cqp_timeout_cycles, cfg_.poll_interval_cycles);
+}
+
+uint64_t Device::pd_slot_addr(uint16_t wqe_idx) const {
+  return pd_pool_->device_addr() + size_t{wqe_idx} * kPdSlotBytes;
+}
+
+// ------------------------------------------------------------------------------- CQP
+
+Result<uint16_t> Device::cqp_post(uint8_t opcode, uint32_t cm_id,
+                                  std::span<const std::byte> ctx_image) {
+  auto slot = cqp_.get_next_wqe();
+  if (!slot) {
+    return make_error(Errc::kRingFull,
+                      fmt::format("CQP full ({} control WQEs outstanding)", cqp_.used()));
+  }
+  const size_t ctx_off = size_t{slot->wqe_idx} * kCtxBytes;
+  auto ctx = ctx_pool_->bytes().subspan(ctx_off, kCtxBytes);
+  std::fill(ctx.begin(), ctx.end(), std::byte{0});
+  std::copy_n(ctx_image.begin(), std::min(ctx_image.size(), kCtxBytes), ctx.begin());
+  ctx_pool_->sync_to_device(ctx_off, kCtxBytes);
+
+  namespace f = regs::cqp_wqe;
+  std::array<std::byte, regs::kCqpWqeBytes> img{};
+  const uint64_t scratch = next_scratch_++;
+  regs::put(img, f::CTX_ADDR, ctx_pool_->device_addr() + ctx_off);
+  regs::put(img, f::CM_ID, cm_id);
+  regs::put(img, f::SCRATCH, scratch);
+  regs::put(img, f::OPCODE, opcode);
+  cqp_.write_wqe(*slot, img);
+  cqp_slots_[slot->wqe_idx] = CqpSlot{true, scratch, opcode};
+  ++stats_.cqp_ops;
+  // irdma_sc_cqp_post_sq: writel(sq_ring.head, cqp_db).
+  hal_.write32(r::CQP_DB, cqp_.head());
+  return slot->wqe_idx;
+}
+
+Result<Device::CqpDone> Device::cqp_poll_for_done(uint16_t wqe_idx, uint8_t opcode,
+                                                  uint32_t cm_id) {
+  const uint64_t deadline = hal_.now_cycles() + cfg_.cqp_timeout_cycles;
+  for (;;) {
+    while (auto cqe = ccq_.peek()) {
+      ccq_.advance();
+      hal_.write32(r::CCQ_HEAD, ccq_.head());
+      const std::span<const std::byte> img(*cqe);
+      const auto idx = static_cast<uint16_t>(regs::get(img, regs::cqe::WQEIDX));
+      const bool from_sq = regs::get(img, regs::cqe::SQ) != 0;
+      const uint64_t scratch = regs::get(img, regs::cqe::WR_ID);
+      if (from_sq || idx >= cqp_slots_.size() || !cqp_slots_[idx].busy ||
+          cqp_slots_[idx].scratch != scratch) {
+        ++stats_.unexpected_ccqes;  // irdma skips these with a debug print
+        continue;
+      }
+      cqp_slots_[idx].busy = false;
+      advance_tail(cqp_, cqp_slots_);
+      if (idx != wqe_idx) continue;  // a command that timed out earlier finally completed
+      CqpDone d;
+      d.major = static_cast<uint16_t>(regs::get(img, regs::cqe::MAJERR));
+      d.minor = static_cast<uint16_t>(regs::get(img, regs::cqe::MINERR));
+      if (regs::get(img, regs::cqe::ERROR) != 0 && d.major == 0) {
+        d.major = static_cast<uint16_t>(regs::CqMajor::DRV);  // ERROR without a code
+      }
+      return d;
+    }
+    const uint64_t now = hal_.now_cycles();
+    if (now >= deadline) {
+      return make_error(Errc::kTimeout,
+                        fmt::format("CQP {} cm_id {}: no CCQE after {} cycles (wqe_idx {}, "
+                                    "CQP_CI {}, CCQ_TAIL {})",
+                                    cqp_op_name(opcode), cm_id, cfg_.cqp_timeout_cycles, wqe_idx,
+                                    hal_.read32(r::CQP_CI), hal_.read32(r::CCQ_TAIL)));
+    }
+    hal_.wait_cycles(std::min(cfg_.poll_interval_cycles, deadline - now));
+  }
+}
+
+Result<void> Device::cqp_exec(uint8_t opcode, uint32_t cm_id, std::span<const std::byte> ctx_in,
+                              std::span<std::byte> ctx_out) {
+  if (cm_id > 0xFFFFFF) {
+    return make_error(Errc::kInvalidArgument, fmt::format("cm_id {} exceeds 24 bits", cm_id));
+  }
+  auto idx = cqp_post(opcode, cm_id, ctx_in);
+  if (!idx) return idx.error();
+  auto done = cqp_poll_for_done(*idx, opcode, cm_id);
+  if (!done) return done.error();
+  if (done->major != 0) {
+    ++stats_.cqp_errors;
+    Error e{Errc::kHardware, fmt::format("CQP {} cm_id {}: {}", cqp_op_name(opcode), cm_id,
+                                         cq_status_name(done->major, done->minor))};
+    e.hw_major = done->major;
+    e.hw_minor = done->minor;
+    return e;
+  }
+  if (!ctx_out.empty()) {
+    const size_t off = size_t{*idx} * kCtxBytes;
+    ctx_pool_->sync_from_device(off, kCtxBytes);
+    std::memcpy(ctx_out.data(), ctx_pool_->bytes().data() + off,
+                std::min(ctx_out.size(), kCtxBytes));
+  }
+  return {};
+}
+
+Result<void> Device::cqp_write_context(uint32_t cm_id, const CmContext& ctx) {
+  const auto img = ctx.pack();
+  return cqp_exec(static_cast<uint8_t>(regs::CqpOp::WRITE_CM_CONTEXT), cm_id, img, {});
+}
+
+Result<CmContext> Device::cqp_read_context(uint32_t cm_id) {
+  std::array<std::byte, kCtxBytes> img{};
+  auto r = cqp_exec(static_cast<uint8_t>(regs::CqpOp::READ_CM_CONTEXT), cm_id, {}, img);
+  if (!r) return r.error();
+  return CmContext::unpack(img);
+}
+
+Result<void> Device::cqp_nop() {
+  return cqp_exec(static_cast<uint8_t>(regs::CqpOp::NOP), 0, {}, {});
+}
+
+Result<void> Device::cqp_raw(uint8_t opcode, uint32_t cm_id, std::span<const std::byte> ctx_image) {
+  return cqp_exec(opcode, cm_id, ctx_image, {});
+}
+
+// ------------------------------------------------------------------------------- SQ
+
+Result<uint16_t> Device::post_reject(const RejectWqe& w) {
+  namespace f = regs::sq_wqe;
+  if (w.cm_id > 0xFFFFFF) {
+    return make_error(Errc::kInvalidArgument, fmt::format("cm_id {} exceeds 24 bits", w.cm_id));
+  }
+  if (w.pd.size() > kPdSlotBytes) {
+    return make_error(Errc::kInvalidArgument,
+                      fmt::format("{} bytes of private data exceed the {}-byte PD buffer",
+                                  w.pd.size(), kPdSlotBytes));
+  }
+  if (w.push && !caps_.push) {
+    return make_error(Errc::kInvalidArgument, "push mode requested but CAPS.PUSH is 0");
+  }
+  auto slot = sq_.get_next_wqe();
+  if (!slot) {
+    return make_error(Errc::kRingFull,
+                      fmt::format("SQ full ({} of {} slots outstanding); poll completions",
+                                  sq_.used(), sq_.size()));
+  }
+  std::array<std::byte, regs::kSqWqeBytes> img{};
+  const bool inline_pd = w.force_inline || (!w.pd_addr_override && w.allow_inline &&
+                                            caps_.inline_pd && w.pd.size() <= regs::kInlinePdMax);
+  if (inline_pd) {
+    std::copy_n(w.pd.begin(), std::min<size_t>(w.pd.size(), regs::kInlinePdMax),
+                img.begin() + f::INLINE_PD.byte_offset());
+  } else {
+    // rdma_reject semantics: the caller's buffer may be reused on return, so copy the PD into
+    // this slot's buffer; it is not reused before the slot's completion has been polled.
+    const size_t off = size_t{slot->wqe_idx} * kPdSlotBytes;
+    std::copy_n(w.pd.begin(), w.pd.size(), pd_pool_->bytes().begin() + off);
+    pd_pool_->sync_to_device(off, std::max<size_t>(w.pd.size(), 1));
+    regs::put(img, f::PD_ADDR, w.pd_addr_override.value_or(pd_pool_->device_addr() + off));
+  }
+  regs::put(img, f::CM_ID, w.cm_id);
+  regs::put(img, f::PD_LEN, w.pd_len_override.value_or(static_cast<uint16_t>(w.pd.size())));
+  regs::put(img, f::WR_ID, w.wr_id);
+  regs::put(img, f::IRD_ORD, w.ird_ord.value_or(0));
+  regs::put(img, f::OPCODE,
+            w.opcode_override.value_or(static_cast<uint8_t>(regs::SqOp::MPA_REJECT)));
+  regs::put(img, f::PUSHWQE, w.push);
+  regs::put(img, f::PD_INLINE, inline_pd);
+  regs::put(img, f::IRD_ORD_VALID, w.ird_ord.has_value());
+  regs::put(img, f::FIN, w.fin);
+  publish_sq(*slot, img, w.push, w.wr_id, w.cm_id);
+  return slot->wqe_idx;
+}
+
+Result<uint16_t> Device::post_nop(uint64_t wr_id, bool push) {
+  namespace f = regs::sq_wqe;
+  if (push && !caps_.push) {
+    return make_error(Errc::kInvalidArgument, "push mode requested but CAPS.PUSH is 0");
+  }
+  auto slot = sq_.get_next_wqe();
+  if (!slot) {
+    return make_error(Errc::kRingFull,
+                      fmt::format("SQ full ({} of {} slots outstanding); poll completions",
+                                  sq_.used(), sq_.size()));
+  }
+  std::array<std::byte, regs::kSqWqeBytes> img{};
+  regs::put(img, f::WR_ID, wr_id);
+  regs::put(img, f::OPCODE, static_cast<uint8_t>(regs::SqOp::NOP));
+  regs::put(img, f::PUSHWQE, push);
+  publish_sq(*slot, img, push, wr_id, 0);
+  return slot->wqe_idx;
+}
+
+void Device::publish_sq(queues::WqeSlot slot, std::span<const std::byte> image, bool push,
+                        uint64_t wr_id, uint32_t cm_id) {
+  sq_.write_wqe(slot, image);
+  sq_slots_[slot.wqe_idx] = SqSlot{true, push, wr_id, cm_id};
+  ++sq_outstanding_;
+  ++stats_.sq_posted;
+  if (push) {
+    // irdma_qp_push_wqe: copy the WQE as it sits in the ring (valid bit included) to the
+    // push page, then the push doorbell. The fence orders the ring write before the MMIO
+    // writes; a card backend must also flush its write-combining buffer in write_block().
+    const auto wqe = sq_.wqe(slot.wqe_idx);
+    std::array<uint32_t, regs::reg::PUSH_PAGE_COUNT> words{};
+    std::memcpy(words.data(), wqe.data(), sizeof(words));  // word i = bytes 4i..4i+3 (LE host)
+    std::atomic_thread_fence(std::memory_order_release);
+    hal_.write_block(r::PUSH_PAGE, words);
+    ++stats_.sq_pushed;
+    hal_.write32(r::SQ_PUSH_DB, sq_.head());
+  } else {
+    hal_.write32(r::SQ_DB, sq_.head());
+  }
+}
+
+std::optional<Completion> Device::reap_one() {
+  auto cqe = cq_.peek();
+  if (!cqe) return std::nullopt;
+  cq_.advance();
+  hal_.write32(r::CQ_HEAD, cq_.head());
+  Completion c = decode_cqe(*cqe);
+  const bool from_sq = regs::get(*cqe, regs::cqe::SQ) != 0;
+  if (!from_sq || c.wqe_idx >= sq_slots_.size() || !sq_slots_[c.wqe_idx].busy) {
+    c.unexpected = true;
+    ++stats_.unexpected_cqes;
+    return c;
+  }
+  SqSlot& s = sq_slots_[c.wqe_idx];
+  c.push = s.push;
+  s.busy = false;
+  --sq_outstanding_;
+  advance_tail(sq_, sq_slots_);
+  ++stats_.sq_completed;
+  if (!c.ok()) ++stats_.sq_errors;
+  if (c.pshdrop) ++stats_.push_dropped;
+  return c;
+}
+
+std::optional<Completion> Device::poll_cq() {
+  if (!stash_.empty()) {
+    Completion c = stash_.front();
+    stash_.pop_front();
+    return c;
+  }
+  return reap_one();
+}
+
+Result<Completion> Device::wait_completion(uint64_t timeout_cycles) {
+  const uint64_t deadline = hal_.now_cycles() + timeout_cycles;
+  for (;;) {
+    if (auto c = poll_cq()) return *c;
+    const uint64_t now = hal_.now_cycles();
+    if (now >= deadline) {
+      return make_error(Errc::kTimeout,
+                        fmt::format("no SQ completion after {} cycles ({} WQEs outstanding, "
+                                    "SQ_CI {}, CQ_TAIL {})",
+                                    timeout_cycles, sq_outstanding_, hal_.read32(r::SQ_CI),
+                                    hal_.read32(r::CQ_TAIL)));
+    }
+    hal_.wait_cycles(std::min(cfg_.poll_interval_cycles, deadline - now));
+  }
+}
+
+Result<Completion> Device::wait_completion_for(uint16_t wqe_idx, uint64_t timeout_cycles) {
+  for (auto it = stash_.begin(); it != stash_.end(); ++it) {
+    if (!it->unexpected && it->wqe_idx == wqe_idx) {
+      Completion c = *it;
+      stash_.erase(it);
+      return c;
+    }
+  }
+  if (wqe_idx >= sq_slots_.size() || !sq_slots_[wqe_idx].busy) {
+    return make_error(Errc::kInvalidArgument,
+                      fmt::format("wqe_idx {} has no outstanding WQE", wqe_idx));
+  }
+  const uint64_t deadline = hal_.now_cycles() + timeout_cycles;
+  for (;;) {
+    while (auto c = reap_one()) {
+      if (!c->unexpected && c->wqe_idx == wqe_idx) return *c;
+      stash_.push_back(*c);
+    }
+    const uint64_t now = hal_.now_cycles();
+    if (now >= deadline) {
+      return make_error(
+          Errc::kTimeout,
+          fmt::format("no completion for wqe_idx {} after {} cycles (SQ_CI {}, "
+                      "CQ_TAIL {})",
+                      wqe_idx, timeout_cycles, hal_.read32(r::SQ_CI), hal_.read32(r::CQ_TAIL)));
+    }
+    hal_.wait_cycles(std::min(cfg_.poll_interval_cycles, deadline - now));
+  }
+}
+
+}  // namespace bouncer

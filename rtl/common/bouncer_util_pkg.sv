@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// bouncer_util_pkg: small pure functions shared by the RTL.
+//
+// Byte vectors are little-endian in the bus sense: wire byte 0 sits in bits [7:0]. The
+// beN() functions turn an integer into its network-order (big-endian) byte vector, so
+// `hdr[8*o +: 16] = be16(v)` puts v's high byte at wire offset o.
+// Written in the subset that both Verilator 5.006 and Yosys 0.23 accept (no return, no
+// import, no casts to user types).
+package bouncer_util_pkg;
+
+  function automatic logic [15:0] be16(input logic [15:0] v);
+    be16 = {v[7:0], v[15:8]};
+  endfunction
+
+  function automatic logic [31:0] be32(input logic [31:0] v);
+    be32 = {v[7:0], v[15:8], v[23:16], v[31:24]};
+  endfunction
+
+  function automatic logic [47:0] be48(input logic [47:0] v);
+    be48 = {v[7:0], v[15:8], v[23:16], v[31:24], v[39:32], v[47:40]};
+  endfunction
+
+  // Fold a 32-bit ones'-complement partial sum to 16 bits (two end-around carries).
+  function automatic logic [15:0] csum_fold(input logic [31:0] s);
+    logic [16:0] t;
+    t = {1'b0, s[15:0]} + {1'b0, s[31:16]};
+    csum_fold = t[15:0] + {15'd0, t[16]};
+  endfunction
+
+  // Sum of the four big-endian 16-bit words of one little-endian qword, with bytes at
+  // lanes >= nvalid treated as 0 (the checksum's zero padding).
+  function automatic logic [17:0] qword_be_sum(input logic [63:0] q, input logic [3:0] nvalid);
+    logic [63:0] m;
+    m = q;
+    for (int l = 0; l < 8; l++) begin
+      if (l >= nvalid) m[8*l +: 8] = 8'd0;
+    end
+    qword_be_sum = {2'b0, m[7:0], m[15:8]} + {2'b0, m[23:16], m[31:24]}
+                 + {2'b0, m[39:32], m[47:40]} + {2'b0, m[55:48], m[63:56]};
+  endfunction
+
+endpackage

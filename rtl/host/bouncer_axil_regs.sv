@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// bouncer_axil_regs: AXI4-Lite register file, doorbells, push page and statistics.
+//
+// Offsets come from the generated bouncer_regs_pkg (regs/bouncer.toml).
+// - Writes: AW and W are taken together; B follows one cycle later. A write to a
+//   doorbell produces a one-cycle *_db pulse with the written index.
+// - Reads: R follows AR by one cycle (the read mux is registered).
+// - Ring SIZE writes pulse *_reset so the engines restart at index 0, polarity 1.
+// - The push page holds one 64-byte WQE image. Writing SQ_PUSH_DB arms it for index
+//   (value - 1); writing any push-page word disarms it, so the engine never takes a
+//   half-written image (it fetches that WQE from the ring instead).
+// Statistics counters wrap at 2^32.
+`default_nettype none
+module bouncer_axil_regs #(
+  parameter int ADDR_W         = 16,
+  parameter int DATA_BYTES     = 8,
+  parameter int CTX_DEPTH_LOG2 = 10
+) (
+  input  wire               clk,
+  input  wire               rst,
+
+  input  wire [ADDR_W-1:0]  s_axil_awaddr,
+  input  wire               s_axil_awvalid,
+  output logic              s_axil_awready,
+  input  wire [31:0]        s_axil_wdata,
+  input  wire [3:0]         s_axil_wstrb,
+  input  wire               s_axil_wvalid,
+  output logic              s_axil_wready,
+  output logic [1:0]        s_axil_bresp,
+  output logic              s_axil_bvalid,
+  input  wire               s_axil_bready,
+  input  wire [ADDR_W-1:0]  s_axil_araddr,
+  input  wire               s_axil_arvalid,
+  output logic              s_axil_arready,
+  output logic [31:0]       s_axil_rdata,
+  output logic [1:0]        s_axil_rresp,
+  output logic              s_axil_rvalid,
+  input  wire               s_axil_rready,
+
+  // configuration
+  output logic              ctrl_enable,
+  output logic [63:0]       sq_base,
+  output logic [3:0]        sq_size_log2,
+  output logic              sq_reset,
+  output logic [14:0]       sq_pi,
+  output logic              sq_db,          // pulse: SQ_DB or SQ_PUSH_DB written
+  output logic [511:0]      push_wqe,
+  output logic              push_armed,
+  output logic [14:0]       push_idx,
+  input  wire               push_take,      // engine consumed the push image
+  output logic [63:0]       cq_base,
+  output logic [3:0]        cq_size_log2,
+  output logic              cq_reset,
+  output logic [14:0]       cq_head,
+  output logic [63:0]       cqp_base,
+  output logic [3:0]        cqp_size_log2,
+  output logic              cqp_reset,
+  output logic [14:0]       cqp_pi,
+  output logic [63:0]       ccq_base,
+  output logic [3:0]        ccq_size_log2,
+  output logic              ccq_reset,
+  output logic [14:0]       ccq_head,
+  output logic [63:0]       cycle_count,
+
+  // status from the engines
+  input  wire [14:0]        sq_ci,
+  input  wire [14:0]        cq_tail,
+  input  wire [14:0]        cqp_ci,
+  input  wire [14:0]        ccq_tail,
+  input  wire [3:0]         status,
+
+  // statistics increments
+  input  wire               stat_tx_frame,
+  input  wire [15:0]        stat_tx_bytes,
+  input  wire               stat_sq_wqe,
+  input  wire               stat_sq_error,
+  input  wire               stat_push_used,
+  input  wire               stat_push_dropped,
+  input  wire               stat_cqp_wqe,
+  input  wire               stat_latency_valid,
+  input  wire [31:0]        stat_latency
+);
+
+  // ------------------------------------------------------------------ write channel
+  logic              bvalid_q;
+  logic              wr_fire;
+  logic [ADDR_W-1:0] wr_addr;
+  logic [31:0]       wr_data;
+
+  assign wr_fire        = s_axil_awvalid && s_axil_wvalid && !bvalid_q;
+  assign s_axil_awready = s_axil_wvalid && !bvalid_q;
+  assign s_axil_wready  = s_axil_awvalid && !bvalid_q;
+  assign s_axil_bvalid  = bvalid_q;
+  assign s_axil_bresp   = 2'b00;
+  assign wr_addr        = {s_axil_awaddr[ADDR_W-1:2], 2'b00};
+  logic unused_addr_lsbs;
+  assign unused_addr_lsbs = ^{s_axil_awaddr[1:0], s_axil_araddr[1:0]};
+
+  // Byte strobes: registers are written with full words; partial strobes merge.
+  function automatic logic [31:0] merge(input logic [31:0] old, input logic [31:0] nw,
+                                        input logic [3:0] strb);
+    for (int b = 0; b < 4; b++) merge[8*b +: 8] = strb[b] ? nw[8*b +: 8] : old[8*b +: 8];
+  endfunction
+
+  logic [31:0] scratch_q;
+  logic        enable_q;
+  logic [63:0] sq_base_q, cq_base_q, cqp_base_q, ccq_base_q;
+  logic [3:0]  sq_size_q, cq_size_q, cqp_size_q, ccq_size_q;
+  logic [14:0] sq_pi_q, cq_head_q, cqp_pi_q, ccq_head_q;
+  logic        sq_reset_q, cq_reset_q, cqp_reset_q, ccq_reset_q, sq_db_q;
+  logic [511:0] push_q;
+  logic        push_armed_q;
+  logic [14:0] push_idx_q;
+  logic [63:0] cycle_q;
+  logic [31:0] cycle_hi_latch_q;
+  logic [31:0] st_frames_q, st_bytes_q, st_sq_wqes_q, st_sq_err_q, st_push_used_q,
+               st_push_drop_q, st_cqp_wqes_q, st_latency_q;
+
+  assign wr_data = s_axil_wdata;
+
+  // Clamp a written ring size to the supported range.
+  function automatic logic [3:0] clamp_log2(input logic [31:0] v);
+    if (v < bouncer_regs_pkg::RING_LOG2_MIN) clamp_log2 = 4'(bouncer_regs_pkg::RING_LOG2_MIN);
+    else if (v > bouncer_regs_pkg::RING_LOG2_MAX) clamp_log2 = 4'(bouncer_regs_pkg::RING_LOG2_MAX);
+    else clamp_log2 = v[3:0];
+  endfunction
+
+  // push page write decode
+  logic        push_page_wr;
+  logic [3:0]  push_word;
+  assign push_page_wr = wr_fire && (wr_addr[ADDR_W-1:6] ==
+                        bouncer_regs_pkg::PUSH_PAGE_OFFSET[ADDR_W-1:6]);
+  assign push_word = wr_addr[5:2];
+
+  always_ff @(posedge clk) begin
+    sq_reset_q  <= 1'b0;
+    cq_reset_q  <= 1'b0;
+    cqp_reset_q <= 1'b0;
+    ccq_reset_q <= 1'b0;
+    sq_db_q     <= 1'b0;
+    cycle_q     <= cycle_q + 64'd1;
+
+    if (s_axil_bready) bvalid_q <= 1'b0;
+    if (wr_fire) bvalid_q <= 1'b1;
+
+    if (push_take) push_armed_q <= 1'b0;
+
+    if (push_page_wr) begin
+      for (int w = 0; w < 16; w++) begin
+        if (push_word == 4'(w)) push_q[32*w +: 32] <= merge(push_q[32*w +: 32], wr_data, s_axil_wstrb);
+      end
+      push_armed_q <= 1'b0;
+    end else if (wr_fire) begin
+      case (wr_addr[15:0])
+        bouncer_regs_pkg::REG_CTRL:        enable_q <= wr_data[bouncer_regs_pkg::REG_CTRL_ENABLE_LSB];
+        bouncer_regs_pkg::REG_SCRATCH:     scratch_q <= merge(scratch_q, wr_data, s_axil_wstrb);
+        bouncer_regs_pkg::REG_SQ_BASE_LO:  sq_base_q[31:0] <= wr_data;
+        bouncer_regs_pkg::REG_SQ_BASE_HI:  sq_base_q[63:32] <= wr_data;
+        bouncer_regs_pkg::REG_SQ_SIZE: begin
+          sq_size_q    <= clamp_log2(wr_data);
+          sq_pi_q      <= '0;
+          sq_reset_q   <= 1'b1;
+          push_armed_q <= 1'b0;
+        end
+        bouncer_regs_pkg::REG_SQ_DB: begin
+          sq_pi_q <= wr_data[14:0];
+          sq_db_q <= 1'b1;
+        end
+        bouncer_regs_pkg::REG_SQ_PUSH_DB: begin
+          sq_pi_q      <= wr_data[14:0];
+          sq_db_q      <= 1'b1;
+          push_armed_q <= 1'b1;
+          push_idx_q   <= wr_data[14:0] - 15'd1;
+        end
+        bouncer_regs_pkg::REG_CQ_BASE_LO:  cq_base_q[31:0] <= wr_data;
+        bouncer_regs_pkg::REG_CQ_BASE_HI:  cq_base_q[63:32] <= wr_data;
+        bouncer_regs_pkg::REG_CQ_SIZE: begin
+          cq_size_q  <= clamp_log2(wr_data);
+          cq_head_q  <= '0;
+          cq_reset_q <= 1'b1;
+        end
+        bouncer_regs_pkg::REG_CQ_HEAD:     cq_head_q <= wr_data[14:0];
+        bouncer_regs_pkg::REG_CQP_BASE_LO: cqp_base_q[31:0] <= wr_data;
+        bouncer_regs_pkg::REG_CQP_BASE_HI: cqp_base_q[63:32] <= wr_data;
+        bouncer_regs_pkg::REG_CQP_SIZE: begin
+          cqp_size_q  <= clamp_log2(wr_data);
+          cqp_pi_q    <= '0;
+          cqp_reset_q <= 1'b1;
+        end
+        bouncer_regs_pkg::REG_CQP_DB:      cqp_pi_q <= wr_data[14:0];
+        bouncer_regs_pkg::REG_CCQ_BASE_LO: ccq_base_q[31:0] <= wr_data;
+        bouncer_regs_pkg::REG_CCQ_BASE_HI: ccq_base_q[63:32] <= wr_data;
+        bouncer_regs_pkg::REG_CCQ_SIZE: begin
+          ccq_size_q  <= clamp_log2(wr_data);
+          ccq_head_q  <= '0;
+          ccq_reset_q <= 1'b1;
+        end
+        bouncer_regs_pkg::REG_CCQ_HEAD:    ccq_head_q <= wr_data[14:0];
+        default: ;
+      endcase
+    end
+
+    if (stat_tx_frame) begin
+      st_frames_q <= st_frames_q + 32'd1;
+      st_bytes_q  <= st_bytes_q + {16'd0, stat_tx_bytes};
+    end
+    if (stat_sq_wqe)        st_sq_wqes_q   <= st_sq_wqes_q + 32'd1;
+    if (stat_sq_error)      st_sq_err_q    <= st_sq_err_q + 32'd1;
+    if (stat_push_used)     st_push_used_q <= st_push_used_q + 32'd1;
+    if (stat_push_dropped)  st_push_drop_q <= st_push_drop_q + 32'd1;
+    if (stat_cqp_wqe)       st_cqp_wqes_q  <= st_cqp_wqes_q + 32'd1;
+    if (stat_latency_valid) st_latency_q   <= stat_latency;
+
+    if (rst) begin
+      bvalid_q     <= 1'b0;
+      scratch_q    <= '0;
+      enable_q     <= 1'b0;
+      sq_base_q    <= '0;
+      cq_base_q    <= '0;
+      cqp_base_q   <= '0;
+      ccq_base_q   <= '0;
+      sq_size_q    <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
+      cq_size_q    <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
+      cqp_size_q   <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
+      ccq_size_q   <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
+      sq_pi_q      <= '0;
+      cq_head_q    <= '0;
+      cqp_pi_q     <= '0;
+      ccq_head_q   <= '0;
+      push_q       <= '0;
+      push_armed_q <= 1'b0;
+      push_idx_q   <= '0;
+      cycle_q      <= '0;
+      st_frames_q    <= '0;
+      st_bytes_q     <= '0;
+      st_sq_wqes_q   <= '0;
+      st_sq_err_q    <= '0;
+      st_push_used_q <= '0;
+      st_push_drop_q <= '0;
+      st_cqp_wqes_q  <= '0;
+      st_latency_q   <= '0;
+    end
+  end
+
+  // ------------------------------------------------------------------ read channel
+  logic        rvalid_q;
+  logic [31:0] rdata_q;
+  logic [31:0] rd_mux;
+  logic [ADDR_W-1:0] rd_addr;
+
+  assign rd_addr        = {s_axil_araddr[ADDR_W-1:2], 2'b00};
+  assign s_axil_arready = !rvalid_q;
+  assign s_axil_rvalid  = rvalid_q;
+  assign s_axil_rdata   = rdata_q;
+  assign s_axil_rresp   = 2'b00;
+
+  localparam logic [31:0] CAPS_VALUE =
+      (32'(DATA_BYTES) << bouncer_regs_pkg::REG_CAPS_DATA_BYTES_LSB)
+    | (32'(CTX_DEPTH_LOG2) << bouncer_regs_pkg::REG_CAPS_CTX_LOG2_LSB)
+    | (32'd1 << bouncer_regs_pkg::REG_CAPS_NUM_SQ_LSB)
+    | (32'd1 << bouncer_regs_pkg::REG_CAPS_PUSH_LSB)
+    | (32'd1 << bouncer_regs_pkg::REG_CAPS_INLINE_LSB);
+
+  always_comb begin
+    rd_mux = 32'd0;
+    case (rd_addr[15:0])
+      bouncer_regs_pkg::REG_ID:                rd_mux = bouncer_regs_pkg::ID_VALUE;
+      bouncer_regs_pkg::REG_VERSION:           rd_mux = bouncer_regs_pkg::VERSION_VALUE;
+      bouncer_regs_pkg::REG_CAPS:              rd_mux = CAPS_VALUE;
+      bouncer_regs_pkg::REG_CTRL:              rd_mux = {31'd0, enable_q};
+      bouncer_regs_pkg::REG_STATUS:            rd_mux = {28'd0, status};
+      bouncer_regs_pkg::REG_SCRATCH:           rd_mux = scratch_q;
+      bouncer_regs_pkg::REG_CYCLE_LO:          rd_mux = cycle_q[31:0];
+      bouncer_regs_pkg::REG_CYCLE_HI:          rd_mux = cycle_hi_latch_q;
+      bouncer_regs_pkg::REG_SQ_BASE_LO:        rd_mux = sq_base_q[31:0];
+      bouncer_regs_pkg::REG_SQ_BASE_HI:        rd_mux = sq_base_q[63:32];
+      bouncer_regs_pkg::REG_SQ_SIZE:           rd_mux = {28'd0, sq_size_q};
+      bouncer_regs_pkg::REG_SQ_CI:             rd_mux = {17'd0, sq_ci};
+      bouncer_regs_pkg::REG_SQ_PI:             rd_mux = {17'd0, sq_pi_q};
+      bouncer_regs_pkg::REG_CQ_BASE_LO:        rd_mux = cq_base_q[31:0];
+      bouncer_regs_pkg::REG_CQ_BASE_HI:        rd_mux = cq_base_q[63:32];
+      bouncer_regs_pkg::REG_CQ_SIZE:           rd_mux = {28'd0, cq_size_q};
+      bouncer_regs_pkg::REG_CQ_HEAD:           rd_mux = {17'd0, cq_head_q};
+      bouncer_regs_pkg::REG_CQ_TAIL:           rd_mux = {17'd0, cq_tail};
+      bouncer_regs_pkg::REG_CQP_BASE_LO:       rd_mux = cqp_base_q[31:0];
+      bouncer_regs_pkg::REG_CQP_BASE_HI:       rd_mux = cqp_base_q[63:32];
+      bouncer_regs_pkg::REG_CQP_SIZE:          rd_mux = {28'd0, cqp_size_q};
+      bouncer_regs_pkg::REG_CQP_CI:            rd_mux = {17'd0, cqp_ci};
+      bouncer_regs_pkg::REG_CCQ_BASE_LO:       rd_mux = ccq_base_q[31:0];
+      bouncer_regs_pkg::REG_CCQ_BASE_HI:       rd_mux = ccq_base_q[63:32];
+      bouncer_regs_pkg::REG_CCQ_SIZE:          rd_mux = {28'd0, ccq_size_q};
+      bouncer_regs_pkg::REG_CCQ_HEAD:          rd_mux = {17'd0, ccq_head_q};
+      bouncer_regs_pkg::REG_CCQ_TAIL:          rd_mux = {17'd0, ccq_tail};
+      bouncer_regs_pkg::REG_STAT_TX_FRAMES:    rd_mux = st_frames_q;
+      bouncer_regs_pkg::REG_STAT_TX_BYTES:     rd_mux = st_bytes_q;
+      bouncer_regs_pkg::REG_STAT_SQ_WQES:      rd_mux = st_sq_wqes_q;
+      bouncer_regs_pkg::REG_STAT_SQ_ERRORS:    rd_mux = st_sq_err_q;
+      bouncer_regs_pkg::REG_STAT_PUSH_USED:    rd_mux = st_push_used_q;
+      bouncer_regs_pkg::REG_STAT_PUSH_DROPPED: rd_mux = st_push_drop_q;
+      bouncer_regs_pkg::REG_STAT_CQP_WQES:     rd_mux = st_cqp_wqes_q;
+      bouncer_regs_pkg::REG_STAT_LAST_LATENCY: rd_mux = st_latency_q;
+      default: rd_mux = 32'd0;
+    endcase
+  end
+
+  always_ff @(posedge clk) begin
+    if (s_axil_rready) rvalid_q <= 1'b0;
+    if (s_axil_arvalid && !rvalid_q) begin
+      rvalid_q <= 1'b1;
+      rdata_q  <= rd_mux;
+      if (rd_addr[15:0] == bouncer_regs_pkg::REG_CYCLE_LO) cycle_hi_latch_q <= cycle_q[63:32];
+    end
+    if (rst) begin
+      rvalid_q         <= 1'b0;
+      rdata_q          <= '0;
+      cycle_hi_latch_q <= '0;
+    end
+  end
+
+  // ------------------------------------------------------------------ outputs
+  assign ctrl_enable   = enable_q;
+  assign sq_base       = sq_base_q;
+  assign sq_size_log2  = sq_size_q;
+  assign sq_reset      = sq_reset_q;
+  assign sq_pi         = sq_pi_q;
+  assign sq_db         = sq_db_q;
+  assign push_wqe      = push_q;
+  assign push_armed    = push_armed_q;
+  assign push_idx      = push_idx_q;
+  assign cq_base       = cq_base_q;
+  assign cq_size_log2  = cq_size_q;
+  assign cq_reset      = cq_reset_q;
+  assign cq_head       = cq_head_q;
+  assign cqp_base      = cqp_base_q;
+  assign cqp_size_log2 = cqp_size_q;
+  assign cqp_reset     = cqp_reset_q;
+  assign cqp_pi        = cqp_pi_q;
+  assign ccq_base      = ccq_base_q;
+  assign ccq_size_log2 = ccq_size_q;
+  assign ccq_reset     = ccq_reset_q;
+  assign ccq_head      = ccq_head_q;
+  assign cycle_count   = cycle_q;
+
+endmodule
+`default_nettype wire

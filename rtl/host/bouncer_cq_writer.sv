@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// bouncer_cq_writer: producer side of one completion ring (CQ or CCQ).
+//
+// Takes a 32-byte completion (without its VALID bit), stamps VALID with the ring polarity
+// (1 on the first lap, flipping at each wrap, as irdma's CQ), and writes it at the tail
+// with one 4-beat DMA write. It never overwrites a slot the host has not consumed: with
+// head = the host's consumer index, the ring is full when tail + 1 == head, and the
+// writer then waits (full = 1) instead of dropping the completion.
+// Latency: one DMA write (AW + 4 beats + memory latency) per completion.
+`default_nettype none
+module bouncer_cq_writer #(
+  parameter int ADDR_W = 64
+) (
+  input  wire               clk,
+  input  wire               rst,
+
+  input  wire [ADDR_W-1:0]  base,
+  input  wire [3:0]         size_log2,
+  input  wire               ring_reset,
+  input  wire [14:0]        head,
+  output logic [14:0]       tail,
+  output logic              full,
+  output logic              wr_error,      // sticky: a CQE write got a bad response
+
+  input  wire               s_cqe_valid,
+  output logic              s_cqe_ready,   // high for one cycle when the CQE is in host memory
+  input  wire [255:0]       s_cqe,
+
+  output logic              dma_valid,
+  input  wire               dma_ready,
+  output logic [ADDR_W-1:0] dma_addr,
+  output logic [3:0]        dma_beats,
+  output logic [511:0]      dma_data,
+  input  wire               dma_done,
+  input  wire               dma_err
+);
+
+  logic [14:0] tail_q;
+  logic        pol_q;
+  logic        busy_q, err_q;
+  logic [14:0] mask, tail_next;
+
+  assign mask      = 15'((32'd1 << size_log2) - 32'd1);
+  assign tail_next = (tail_q + 15'd1) & mask;
+  assign full      = (tail_next == (head & mask));
+
+  logic [255:0] cqe_stamped;
+  always_comb begin
+    cqe_stamped = s_cqe;
+    cqe_stamped[bouncer_regs_pkg::CQE_VALID_LSB] = pol_q;
+  end
+
+  assign dma_valid = s_cqe_valid && !busy_q && !full;
+  assign dma_addr  = base + {{(ADDR_W-20){1'b0}}, tail_q, 5'b00000};
+  assign dma_beats = 4'd4;
+  assign dma_data  = {256'd0, cqe_stamped};
+
+  always_ff @(posedge clk) begin
+    if (dma_valid && dma_ready) busy_q <= 1'b1;
+    if (busy_q && dma_done) begin
+      busy_q      <= 1'b0;
+      tail_q      <= tail_next;
+      if (tail_next == 15'd0) pol_q <= ~pol_q;
+      if (dma_err) err_q <= 1'b1;
+    end
+    if (rst || ring_reset) begin
+      tail_q      <= '0;
+      pol_q       <= 1'b1;
+      busy_q      <= 1'b0;
+    end
+    if (rst) err_q <= 1'b0;
+  end
+
+  assign s_cqe_ready = busy_q && dma_done;
+  assign tail        = tail_q;
+  assign wr_error = err_q;
+
+endmodule
+`default_nettype wire

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// bouncer_cqp_engine: the control queue (irdma's CQP). One WQE at a time, in ring order:
+//
+//   fetch the 64-byte WQE (DMA) -> check polarity, opcode, cm_id range, alignment
+//   WRITE_CM_CONTEXT: DMA-read the 64-byte image at CTX_ADDR -> write the table entry
+//   READ_CM_CONTEXT:  read the table entry -> DMA-write it to CTX_ADDR
+//   NOP:              nothing
+//   -> hand the CCQE to the completion writer; advance the consumer index.
+// Every WQE gets exactly one CCQE; a failed check or a DMA error only changes its codes.
+// Latency per command: one WQE fetch (memory latency + 8) plus, for context commands,
+// one more 64-byte DMA and a table access (2-3 cycles).
+`default_nettype none
+module bouncer_cqp_engine #(
+  parameter int ADDR_W         = 64,
+  parameter int CTX_DEPTH_LOG2 = 10
+) (
+  input  wire                       clk,
+  input  wire                       rst,
+
+  input  wire                       enable,
+  input  wire [ADDR_W-1:0]          cqp_base,
+  input  wire [3:0]                 cqp_size_log2,
+  input  wire                       cqp_reset,
+  input  wire [14:0]                cqp_pi,
+  output logic [14:0]               cqp_ci,
+  output logic                      busy,
+
+  // DMA read client
+  output logic                      rd_cmd_valid,
+  input  wire                       rd_cmd_ready,
+  output logic [ADDR_W-1:0]         rd_cmd_addr,
+  output logic [7:0]                rd_cmd_beats,
+  input  wire                       rd_valid,
+  input  wire [63:0]                rd_data,
+  input  wire                       rd_last,
+  input  wire                       rd_err,
+
+  // DMA write client (context read-back)
+  output logic                      wr_cmd_valid,
+  input  wire                       wr_cmd_ready,
+  output logic [ADDR_W-1:0]         wr_cmd_addr,
+  output logic [3:0]                wr_cmd_beats,
+  output logic [511:0]              wr_cmd_data,
+  input  wire                       wr_done,
+  input  wire                       wr_err,
+
+  // connection-context table port
+  output logic                      ctx_req_valid,
+  input  wire                       ctx_req_ready,
+  output logic                      ctx_req_we,
+  output logic [CTX_DEPTH_LOG2-1:0] ctx_req_addr,
+  output logic [511:0]              ctx_req_wdata,
+  input  wire                       ctx_rsp_valid,
+  input  wire [511:0]               ctx_rsp_rdata,
+
+  // completion writer
+  output logic                      cqe_valid,
+  input  wire                       cqe_ready,
+  output logic [255:0]              cqe,
+
+  output logic                      stat_wqe
+);
+
+  typedef enum logic [3:0] {
+    S_IDLE, S_FETCH_CMD, S_FETCH_DATA, S_DECODE, S_CTXIN_CMD, S_CTXIN_DATA, S_CTX_WR,
+    S_CTX_RD, S_CTX_WAIT, S_CTXOUT, S_CTXOUT_WAIT, S_CQE
+  } state_t;
+  state_t state_q;
+
+  logic [14:0]  ci_q, mask;
+  logic         pol_q;
+  logic [511:0] wqe_q, buf_q;
+  logic [2:0]   beat_q;
+  logic [15:0]  major_q, minor_q;
+  /* verilator lint_off UNUSEDSIGNAL */  // a view: reserved bits are unused
+  bouncer_regs_pkg::cqp_wqe_t w;
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  assign mask = 15'((32'd1 << cqp_size_log2) - 32'd1);
+  assign w    = wqe_q;
+
+  logic is_ctx_op;
+  assign is_ctx_op = (w.opcode == bouncer_regs_pkg::CQP_OP_WRITE_CM_CONTEXT)
+                  || (w.opcode == bouncer_regs_pkg::CQP_OP_READ_CM_CONTEXT);
+
+  logic [15:0] dec_major, dec_minor;
+  always_comb begin
+    dec_major = bouncer_regs_pkg::CQ_MAJOR_OK;
+    dec_minor = bouncer_regs_pkg::CQ_MINOR_NONE;
+    if (w.valid != pol_q) begin
+      dec_major = bouncer_regs_pkg::CQ_MAJOR_WQE;
+      dec_minor = bouncer_regs_pkg::CQ_MINOR_STALE_WQE;
+    end else if (!is_ctx_op && w.opcode != bouncer_regs_pkg::CQP_OP_NOP) begin
+      dec_major = bouncer_regs_pkg::CQ_MAJOR_WQE;
+      dec_minor = bouncer_regs_pkg::CQ_MINOR_BAD_OPCODE;
+    end else if (is_ctx_op && w.ctx_addr[5:0] != 6'd0) begin
+      dec_major = bouncer_regs_pkg::CQ_MAJOR_WQE;
+      dec_minor = bouncer_regs_pkg::CQ_MINOR_ADDR_MISALIGNED;
+    end else if (is_ctx_op && (w.cm_id >> CTX_DEPTH_LOG2) != 24'd0) begin
+      dec_major = bouncer_regs_pkg::CQ_MAJOR_CTX;
+      dec_minor = bouncer_regs_pkg::CQ_MINOR_CM_ID_RANGE;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    stat_wqe <= 1'b0;
+    case (state_q)
+      S_IDLE: if (enable && ci_q != (cqp_pi & mask)) begin
+        major_q <= bouncer_regs_pkg::CQ_MAJOR_OK;
+        minor_q <= bouncer_regs_pkg::CQ_MINOR_NONE;
+        wqe_q   <= '0;
+        state_q <= S_FETCH_CMD;
+      end
+      S_FETCH_CMD: if (rd_cmd_ready) begin
+        beat_q  <= '0;
+        state_q <= S_FETCH_DATA;
+      end
+      S_FETCH_DATA: if (rd_valid) begin
+        wqe_q[64*beat_q +: 64] <= rd_data;
+        beat_q <= beat_q + 3'd1;
+        if (rd_last) begin
+          if (rd_err) begin
+            major_q <= bouncer_regs_pkg::CQ_MAJOR_DMA;
+            minor_q <= bouncer_regs_pkg::CQ_MINOR_DMA_WQE;
+            state_q <= S_CQE;
+          end else begin
+            state_q <= S_DECODE;
+          end
+        end
+      end
+      S_DECODE: begin
+        major_q <= dec_major;
+        minor_q <= dec_minor;
+        if (dec_major != bouncer_regs_pkg::CQ_MAJOR_OK) state_q <= S_CQE;
+        else if (w.opcode == bouncer_regs_pkg::CQP_OP_WRITE_CM_CONTEXT) state_q <= S_CTXIN_CMD;
+        else if (w.opcode == bouncer_regs_pkg::CQP_OP_READ_CM_CONTEXT) state_q <= S_CTX_RD;
+        else state_q <= S_CQE;
+      end
+      S_CTXIN_CMD: if (rd_cmd_ready) begin
+        beat_q  <= '0;
+        state_q <= S_CTXIN_DATA;
+      end
+      S_CTXIN_DATA: if (rd_valid) begin
+        buf_q[64*beat_q +: 64] <= rd_data;
+        beat_q <= beat_q + 3'd1;
+        if (rd_last) begin
+          if (rd_err) begin
+            major_q <= bouncer_regs_pkg::CQ_MAJOR_DMA;
+            minor_q <= bouncer_regs_pkg::CQ_MINOR_DMA_CTX;
+            state_q <= S_CQE;
+          end else begin
+            state_q <= S_CTX_WR;
+          end
+        end
+      end
+      S_CTX_WR: if (ctx_req_ready) state_q <= S_CQE;
+      S_CTX_RD: if (ctx_req_ready) state_q <= S_CTX_WAIT;
+      S_CTX_WAIT: if (ctx_rsp_valid) begin
+        buf_q   <= ctx_rsp_rdata;
+        state_q <= S_CTXOUT;
+      end
+      S_CTXOUT: if (wr_cmd_ready) state_q <= S_CTXOUT_WAIT;
+      S_CTXOUT_WAIT: if (wr_done) begin
+        if (wr_err) begin
+          major_q <= bouncer_regs_pkg::CQ_MAJOR_DMA;
+          minor_q <= bouncer_regs_pkg::CQ_MINOR_DMA_CTX;
+        end
+        state_q <= S_CQE;
+      end
+      S_CQE: if (cqe_ready) begin
+        ci_q     <= (ci_q + 15'd1) & mask;
+        if (((ci_q + 15'd1) & mask) == 15'd0) pol_q <= ~pol_q;
+        stat_wqe <= 1'b1;
+        state_q  <= S_IDLE;
+      end
+      default: state_q <= S_IDLE;
+    endcase
+    if (rst || cqp_reset) begin
+      state_q <= S_IDLE;
+      ci_q    <= '0;
+      pol_q   <= 1'b1;
+    end
+  end
+
+  assign rd_cmd_valid  = (state_q == S_FETCH_CMD) || (state_q == S_CTXIN_CMD);
+  assign rd_cmd_addr   = (state_q == S_FETCH_CMD)
+                       ? cqp_base + {{(ADDR_W-21){1'b0}}, ci_q, 6'b000000}
+                       : w.ctx_addr;
+  assign rd_cmd_beats  = 8'd8;
+
+  assign wr_cmd_valid  = (state_q == S_CTXOUT);
+  assign wr_cmd_addr   = w.ctx_addr;
+  assign wr_cmd_beats  = 4'd8;
+  assign wr_cmd_data   = buf_q;
+
+  assign ctx_req_valid = (state_q == S_CTX_WR) || (state_q == S_CTX_RD);
+  assign ctx_req_we    = (state_q == S_CTX_WR);
+  assign ctx_req_addr  = w.cm_id[CTX_DEPTH_LOG2-1:0];
+  assign ctx_req_wdata = buf_q;
+
+  bouncer_regs_pkg::cqe_t c;
+  always_comb begin
+    c        = '0;
+    c.wr_id  = w.scratch;
+    c.cm_id  = w.cm_id;
+    c.minerr = minor_q;
+    c.majerr = major_q;
+    c.wqeidx = ci_q;
+    c.error  = (major_q != bouncer_regs_pkg::CQ_MAJOR_OK);
+    c.op     = w.opcode;
+    c.sq     = 1'b0;
+    c.valid  = 1'b0;
+  end
+  assign cqe       = c;
+  assign cqe_valid = (state_q == S_CQE);
+  assign cqp_ci    = ci_q;
+  assign busy      = (state_q != S_IDLE);
+
+endmodule
+`default_nettype wire

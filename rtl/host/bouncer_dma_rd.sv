@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// bouncer_dma_rd: AXI4 read master shared by N clients (round robin).
+//
+// A client asks for `beats` 64-bit words from an 8-byte aligned address. The command is
+// split into INCR bursts that never cross a 4 KiB boundary. Data comes back in order on
+// the shared rd_* outputs with rd_client naming the owner; clients cannot stall it
+// (rready is always 1), so each client must accept one beat per cycle. rd_last marks the
+// final beat of the command and rd_err is then set if any beat had a non-OKAY response.
+// One command is in flight at a time; latency = AR handshake + memory latency + beats.
+`default_nettype none
+module bouncer_dma_rd #(
+  parameter int N        = 2,
+  parameter int ADDR_W   = 64,
+  parameter int ID_W     = 4,
+  parameter int CLIENT_W = (N > 1) ? $clog2(N) : 1
+) (
+  input  wire                  clk,
+  input  wire                  rst,
+
+  input  wire [N-1:0]          cmd_valid,
+  output logic [N-1:0]         cmd_ready,
+  input  wire [N*ADDR_W-1:0]   cmd_addr,
+  input  wire [N*8-1:0]        cmd_beats,    // 1..128
+
+  output logic                 rd_valid,
+  output logic [CLIENT_W-1:0]  rd_client,
+  output logic [63:0]          rd_data,
+  output logic                 rd_last,
+  output logic                 rd_err,
+
+  output logic [ID_W-1:0]      m_axi_arid,
+  output logic [ADDR_W-1:0]    m_axi_araddr,
+  output logic [7:0]           m_axi_arlen,
+  output logic [2:0]           m_axi_arsize,
+  output logic [1:0]           m_axi_arburst,
+  output logic [3:0]           m_axi_arcache,
+  output logic [2:0]           m_axi_arprot,
+  output logic                 m_axi_arvalid,
+  input  wire                  m_axi_arready,
+  input  wire [63:0]           m_axi_rdata,
+  input  wire [1:0]            m_axi_rresp,
+  input  wire                  m_axi_rlast,
+  input  wire                  m_axi_rvalid,
+  output logic                 m_axi_rready
+);
+
+  logic                busy_q;
+  logic [CLIENT_W-1:0] owner_q, rr_q;
+  logic [ADDR_W-1:0]   addr_q;        // next burst address
+  logic [8:0]          ar_left_q;     // beats not yet requested
+  logic [8:0]          r_left_q;      // beats not yet received
+  logic                err_q;
+  logic                arvalid_q;
+  logic [7:0]          arlen_q;
+
+  // round-robin pick among requesting clients, starting after the last owner
+  logic                pick_valid;
+  logic [CLIENT_W-1:0] pick;
+  always_comb begin
+    pick_valid = 1'b0;
+    pick       = '0;
+    for (int k = N; k >= 1; k--) begin
+      if (cmd_valid[(32'(rr_q) + k) % N]) begin
+        pick_valid = 1'b1;
+        pick       = CLIENT_W'((32'(rr_q) + k) % N);
+      end
+    end
+  end
+
+  always_comb begin
+    cmd_ready = '0;
+    if (!busy_q && pick_valid) cmd_ready[pick] = 1'b1;
+  end
+
+  // beats that fit before the next 4 KiB boundary
+  logic [9:0] to_boundary;
+  logic [8:0] burst_beats;
+  assign to_boundary = 10'd512 - {1'b0, addr_q[11:3]};
+  assign burst_beats = ({1'b0, ar_left_q} < to_boundary) ? ar_left_q : to_boundary[8:0];
+
+  always_ff @(posedge clk) begin
+    if (!busy_q) begin
+      if (pick_valid) begin
+        busy_q    <= 1'b1;
+        owner_q   <= pick;
+        rr_q      <= pick;
+        addr_q    <= cmd_addr[pick*ADDR_W +: ADDR_W];
+        ar_left_q <= {1'b0, cmd_beats[pick*8 +: 8]};
+        r_left_q  <= {1'b0, cmd_beats[pick*8 +: 8]};
+        err_q     <= 1'b0;
+      end
+    end else begin
+      // issue bursts
+      if (arvalid_q) begin
+        if (m_axi_arready) arvalid_q <= 1'b0;
+      end else if (ar_left_q != 9'd0) begin
+        arvalid_q <= 1'b1;
+        arlen_q   <= 8'(burst_beats - 9'd1);
+        ar_left_q <= ar_left_q - burst_beats;
+      end
+      if (arvalid_q && m_axi_arready) addr_q <= addr_q + {{(ADDR_W-12){1'b0}}, ({1'b0, arlen_q, 3'b000} + 12'd8)};
+      // collect data
+      if (m_axi_rvalid) begin
+        r_left_q <= r_left_q - 9'd1;
+        if (m_axi_rresp != 2'b00) err_q <= 1'b1;
+        if (r_left_q == 9'd1) busy_q <= 1'b0;
+      end
+    end
+    if (rst) begin
+      busy_q    <= 1'b0;
+      owner_q   <= '0;
+      rr_q      <= CLIENT_W'(N - 1);
+      arvalid_q <= 1'b0;
+      arlen_q   <= '0;
+      addr_q    <= '0;
+      ar_left_q <= '0;
+      r_left_q  <= '0;
+      err_q     <= 1'b0;
+    end
+  end
+
+  assign m_axi_arid    = '0;
+  assign m_axi_araddr  = addr_q;
+  assign m_axi_arlen   = arlen_q;
+  assign m_axi_arsize  = 3'd3;     // 8 bytes
+  assign m_axi_arburst = 2'b01;    // INCR
+  assign m_axi_arcache = 4'b0011;  // normal, non-cacheable, bufferable
+  assign m_axi_arprot  = 3'b000;
+  assign m_axi_arvalid = arvalid_q;
+  assign m_axi_rready  = 1'b1;
+
+  assign rd_valid  = busy_q && m_axi_rvalid;
+  assign rd_client = owner_q;
+  assign rd_data   = m_axi_rdata;
+  assign rd_last   = busy_q && m_axi_rvalid && (r_left_q == 9'd1);
+  assign rd_err    = err_q || (m_axi_rresp != 2'b00);
+
+  logic unused;
+  assign unused = ^{m_axi_rlast};
+
+endmodule
+`default_nettype wire

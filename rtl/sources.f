@@ -1,0 +1,11 @@
+host/bouncer_regs_pkg.sv
+common/bouncer_util_pkg.sv
+host/bouncer_axil_regs.sv
+host/bouncer_dma_rd.sv
+host/bouncer_dma_wr.sv
+host/bouncer_cq_writer.sv
+host/bouncer_cqp_engine.sv
+host/bouncer_sq_engine.sv
+cm/bouncer_cm_ctx_table.sv
+tx/bouncer_mpa_reject_builder.sv
+top/bouncer_core.sv

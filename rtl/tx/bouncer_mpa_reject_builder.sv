@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// bouncer_mpa_reject_builder: builds one Ethernet/802.1Q/IPv4/TCP/MPA-reply(R=1) frame
+// and streams it on an AXI-Stream master, DATA_W bits per beat (64 or 512).
+//
+// The frame is exactly docs/reject-frame.md. Usage:
+//   1. pulse pd_clear, hold pd_len; write the private data as 64-bit words
+//      (pd_wr_idx = word index, byte 0 of the PD in bits [7:0] of word 0). The PD
+//      checksum accumulates as the words are written, so the DMA can feed it directly.
+//   2. start (valid/ready) with the connection context and the WQE options.
+//   3. the frame streams out; first_beat pulses on the first handshake, done on the last.
+// Latency: start -> first beat valid = 4 cycles (field latch, checksum partial sums,
+// checksum totals, fold + header register). Throughput: one beat per cycle with tready.
+// seq_advance (MPA bytes + FIN) and frame_len are valid from 1 cycle after start until
+// the next start.
+`default_nettype none
+module bouncer_mpa_reject_builder #(
+  parameter int DATA_W = 64
+) (
+  input  wire                 clk,
+  input  wire                 rst,
+
+  input  wire                 pd_clear,
+  input  wire [9:0]           pd_len,
+  input  wire                 pd_wr_en,
+  input  wire [6:0]           pd_wr_idx,
+  input  wire [63:0]          pd_wr_data,
+
+  input  wire                 start_valid,
+  output logic                start_ready,
+  input  wire [511:0]         start_ctx,      // bouncer_regs_pkg::cm_ctx_t
+  input  wire                 start_fin,
+  input  wire                 start_ird_ord_valid,
+  input  wire [31:0]          start_ird_ord,
+
+  output logic [15:0]         frame_len,
+  output logic [15:0]         seq_advance,
+  output logic                first_beat,
+  output logic                done,
+
+  output logic [DATA_W-1:0]   m_axis_tdata,
+  output logic [DATA_W/8-1:0] m_axis_tkeep,
+  output logic                m_axis_tlast,
+  output logic                m_axis_tvalid,
+  input  wire                 m_axis_tready
+);
+
+  localparam int WB        = DATA_W / 8;            // bytes per beat
+  localparam int LANES     = WB / 8;                // 64-bit lanes per beat
+  localparam int PD_WORDS_LOG2 = $clog2(512 / WB + 2);
+  localparam int HDR_BYTES = (2 * WB > 96) ? 2 * WB : 96;
+
+  // header lengths: 12 (MACs) + optional 4 (VLAN) + 62 (type, IPv4, TCP, MPA) + optional 4 (IRD/ORD)
+  localparam int H0 = 74;
+  localparam int H1 = 78;
+  localparam int H2 = 82;
+
+  // "MPA ID Rep Frame", wire byte 0 in bits [7:0]
+  localparam logic [127:0] MPA_KEY_REP = 128'h656D6172_46207065_52204449_2041504D;
+  localparam logic [19:0]  KEY_SUM = 20'h4D50 + 20'h4120 + 20'h4944 + 20'h2052
+                                   + 20'h6570 + 20'h2046 + 20'h7261 + 20'h6D65;
+
+  // ------------------------------------------------------------------ PD buffer
+  // One 64-bit-wide memory per lane, so each PD word is a plain single-lane write.
+  logic [63:0] pd_lane_rd [LANES];
+  logic [PD_WORDS_LOG2-1:0] rd_word;
+
+  for (genvar l = 0; l < LANES; l++) begin : g_lane
+    logic [63:0] lane_mem [1 << PD_WORDS_LOG2];
+    always_ff @(posedge clk) begin
+      if (pd_wr_en && ((LANES == 1) || (32'(pd_wr_idx) % LANES == l)))
+        lane_mem[PD_WORDS_LOG2'(32'(pd_wr_idx) / LANES)] <= pd_wr_data;
+    end
+    assign pd_lane_rd[l] = lane_mem[rd_word];
+  end
+
+  logic [DATA_W-1:0] pd_cur;
+  always_comb begin
+    for (int l = 0; l < LANES; l++) pd_cur[64*l +: 64] = pd_lane_rd[l];
+  end
+
+  // PD checksum, bytes past pd_len count as zero padding
+  logic [31:0] pd_sum_q;
+  logic [3:0]  pd_nvalid;
+  always_comb begin : pd_nvalid_calc
+    logic signed [11:0] rem;
+    rem = $signed({2'b00, pd_len}) - $signed({2'b00, pd_wr_idx, 3'b000});
+    if (rem >= 12'sd8) pd_nvalid = 4'd8;
+    else if (rem <= 12'sd0) pd_nvalid = 4'd0;
+    else pd_nvalid = rem[3:0];
+  end
+  always_ff @(posedge clk) begin
+    if (pd_clear) pd_sum_q <= '0;
+    else if (pd_wr_en) pd_sum_q <= pd_sum_q + {14'd0, bouncer_util_pkg::qword_be_sum(pd_wr_data, pd_nvalid)};
+    if (rst) pd_sum_q <= '0;
+  end
+
+  // ------------------------------------------------------------------ fields (stage 0)
+  typedef enum logic [2:0] {S_IDLE, S_SUM1, S_SUM2, S_FOLD, S_STREAM} state_t;
+  state_t state_q;
+
+  /* verilator lint_off UNUSEDSIGNAL */  // reserved and CQP-only bits
+  bouncer_regs_pkg::cm_ctx_t ctx_q;
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic        fin_q;
+  logic [31:0] ird_ord_q;
+  logic        enh;
+  logic [15:0] pdl, mpa_len, ip_total, tcp_len;
+  logic [7:0]  mflags, tflags;
+  logic [1:0]  hsel;                  // 0: H0, 1: H1, 2: H2
+
+  assign start_ready = (state_q == S_IDLE);
+
+  always_comb begin
+    enh      = (ctx_q.req_rev == 8'd2) && ctx_q.req_flags[4];
+    pdl      = {6'd0, pd_len} + (enh ? 16'd4 : 16'd0);
+    mpa_len  = 16'd20 + pdl;
+    ip_total = 16'd40 + mpa_len;
+    tcp_len  = 16'd20 + mpa_len;
+    mflags   = (ctx_q.req_flags & 8'hC0) | 8'h20 | (enh ? 8'h10 : 8'h00);
+    tflags   = 8'h18 | {7'd0, fin_q};
+    hsel     = 2'({1'b0, ctx_q.vlan_en} + {1'b0, enh});
+  end
+
+  // default reply IRD/ORD word: P2P + "no IRD/ORD", and one RTR bit (the request's Read RTR,
+  // else its Write RTR, else Read)
+  /* verilator lint_off UNUSEDSIGNAL */  // only the request's RTR bits matter
+  function automatic logic [31:0] default_ird_ord(input logic [31:0] req);
+    logic [15:0] rtr;
+    if (req[14]) rtr = 16'h4000;
+    else if (req[15]) rtr = 16'h8000;
+    else rtr = 16'h4000;
+    default_ird_ord = {16'hBFFF, rtr | 16'h3FFF};
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  // ------------------------------------------------------------------ checksums
+  logic [19:0] s_a_q, s_b_q, s_c_q, s_d_q, s_e_q;
+  logic [31:0] ip_tot_q, tcp_tot_q;
+  logic [15:0] ip_csum_q, tcp_csum_q;
+
+  // ------------------------------------------------------------------ header image
+  logic [8*HDR_BYTES-1:0] hdr;
+  always_comb begin : hdr_image
+    logic [95:0]  macs;
+    logic [31:0]  tag;
+    logic [527:0] rest;     // 66 bytes: ethertype .. IRD/ORD
+    macs = {bouncer_util_pkg::be48(ctx_q.loc_mac), bouncer_util_pkg::be48(ctx_q.rem_mac)};
+    tag  = {bouncer_util_pkg::be16(ctx_q.vlan_tci), bouncer_util_pkg::be16(16'h8100)};
+    rest = '0;
+    rest[0   +: 16]  = bouncer_util_pkg::be16(16'h0800);
+    rest[16  +: 8]   = 8'h45;
+    rest[24  +: 8]   = ctx_q.tos;
+    rest[32  +: 16]  = bouncer_util_pkg::be16(ip_total);
+    rest[48  +: 16]  = bouncer_util_pkg::be16(ctx_q.ip_id);
+    rest[64  +: 16]  = bouncer_util_pkg::be16(16'h4000);
+    rest[80  +: 8]   = ctx_q.ttl;
+    rest[88  +: 8]   = 8'h06;
+    rest[96  +: 16]  = bouncer_util_pkg::be16(ip_csum_q);
+    rest[112 +: 32]  = bouncer_util_pkg::be32(ctx_q.loc_ip);
+    rest[144 +: 32]  = bouncer_util_pkg::be32(ctx_q.rem_ip);
+    rest[176 +: 16]  = bouncer_util_pkg::be16(ctx_q.loc_port);
+    rest[192 +: 16]  = bouncer_util_pkg::be16(ctx_q.rem_port);
+    rest[208 +: 32]  = bouncer_util_pkg::be32(ctx_q.snd_nxt);
+    rest[240 +: 32]  = bouncer_util_pkg::be32(ctx_q.rcv_nxt);
+    rest[272 +: 8]   = 8'h50;
+    rest[280 +: 8]   = tflags;
+    rest[288 +: 16]  = bouncer_util_pkg::be16(ctx_q.rcv_wnd);
+    rest[304 +: 16]  = bouncer_util_pkg::be16(tcp_csum_q);
+    rest[320 +: 16]  = 16'h0000;
+    rest[336 +: 128] = MPA_KEY_REP;
+    rest[464 +: 8]   = mflags;
+    rest[472 +: 8]   = ctx_q.req_rev;
+    rest[480 +: 16]  = bouncer_util_pkg::be16(pdl);
+    rest[496 +: 32]  = enh ? bouncer_util_pkg::be32(ird_ord_q) : 32'd0;
+    hdr = '0;
+    if (ctx_q.vlan_en) hdr[0 +: 96+32+528] = {rest, tag, macs};
+    else               hdr[0 +: 96+528]    = {rest, macs};
+  end
+
+  // ------------------------------------------------------------------ streaming
+  // The header image `hdr` only depends on registers that hold still while streaming,
+  // so beats are cut straight from it; PD beats are a window over {cur, prev} PD words.
+  logic [15:0]         flen_q;
+  logic [7:0]          nbeats_q, k_q;
+  logic [7:0]          q_q;                 // first beat that carries PD bytes
+  logic [DATA_W-1:0]   prev_q;
+
+  logic [DATA_W-1:0]   out_data_q;
+  logic [WB-1:0]       out_keep_q;
+  logic                out_last_q, out_valid_q, out_first_q;
+  logic                advance, emit;
+
+  assign advance = !out_valid_q || m_axis_tready;
+  assign emit    = (state_q == S_STREAM) && advance && (k_q != nbeats_q);
+  assign rd_word = PD_WORDS_LOG2'(k_q - q_q);
+
+  // W-byte window of {cur, prev} that starts r bytes before cur
+  function automatic logic [DATA_W-1:0] window(input logic [DATA_W-1:0] cur,
+                                               input logic [DATA_W-1:0] prev,
+                                               input int r);
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [2*DATA_W-1:0] both;
+    /* verilator lint_on UNUSEDSIGNAL */
+    both   = {cur, prev} >> (8 * (WB - r));
+    window = both[DATA_W-1:0];
+  endfunction
+
+  // the W header bytes that end at the last header byte: "prev" for the first PD beat
+  logic [DATA_W-1:0] prev_init, prev_sel, merged, beat;
+  always_comb begin
+    case (hsel)
+      2'd0:    prev_init = hdr[8*(H0 - WB) +: DATA_W];
+      2'd1:    prev_init = hdr[8*(H1 - WB) +: DATA_W];
+      default: prev_init = hdr[8*(H2 - WB) +: DATA_W];
+    endcase
+    prev_sel = (k_q == q_q) ? prev_init : prev_q;
+    case (hsel)
+      2'd0:    merged = window(pd_cur, prev_sel, H0 % WB);
+      2'd1:    merged = window(pd_cur, prev_sel, H1 % WB);
+      default: merged = window(pd_cur, prev_sel, H2 % WB);
+    endcase
+    beat = (k_q < q_q) ? hdr[32'(k_q) * DATA_W +: DATA_W] : merged;
+  end
+
+  // bytes of the current beat that belong to the frame
+  logic [15:0]       beat_left, beat_bytes;
+  logic [WB-1:0]     keep;
+  logic [DATA_W-1:0] beat_masked;
+  always_comb begin
+    beat_left  = flen_q - 16'({k_q, {$clog2(WB){1'b0}}});
+    beat_bytes = (beat_left >= 16'(WB)) ? 16'(WB) : beat_left;
+    for (int b = 0; b < WB; b++) begin
+      keep[b] = (16'(b) < beat_bytes);
+      beat_masked[8*b +: 8] = keep[b] ? beat[8*b +: 8] : 8'd0;
+    end
+  end
+
+  logic [15:0] hlen;
+  always_comb begin
+    case (hsel)
+      2'd0:    hlen = 16'(H0);
+      2'd1:    hlen = 16'(H1);
+      default: hlen = 16'(H2);
+    endcase
+  end
+
+  always_ff @(posedge clk) begin
+    first_beat <= 1'b0;
+    done       <= 1'b0;
+    case (state_q)
+      S_IDLE: begin
+        if (start_valid) begin
+          ctx_q     <= start_ctx;
+          fin_q     <= start_fin;
+          ird_ord_q <= start_ird_ord_valid ? start_ird_ord
+                                           : default_ird_ord(start_ctx[bouncer_regs_pkg::CM_CTX_REQ_IRD_ORD_LSB +: 32]);
+          state_q   <= S_SUM1;
+        end
+      end
+      S_SUM1: begin
+        s_a_q <= {4'd0, 8'h45, ctx_q.tos} + {4'd0, ip_total} + {4'd0, ctx_q.ip_id}
+               + 20'h04000 + {4'd0, ctx_q.ttl, 8'h06};
+        s_b_q <= {4'd0, ctx_q.loc_ip[31:16]} + {4'd0, ctx_q.loc_ip[15:0]}
+               + {4'd0, ctx_q.rem_ip[31:16]} + {4'd0, ctx_q.rem_ip[15:0]};
+        s_c_q <= 20'd6 + {4'd0, tcp_len} + {4'd0, ctx_q.loc_port} + {4'd0, ctx_q.rem_port}
+               + {4'd0, ctx_q.snd_nxt[31:16]} + {4'd0, ctx_q.snd_nxt[15:0]};
+        s_d_q <= {4'd0, ctx_q.rcv_nxt[31:16]} + {4'd0, ctx_q.rcv_nxt[15:0]}
+               + {4'd0, 8'h50, tflags} + {4'd0, ctx_q.rcv_wnd} + KEY_SUM;
+        s_e_q <= {4'd0, mflags, ctx_q.req_rev} + {4'd0, pdl}
+               + (enh ? ({4'd0, ird_ord_q[31:16]} + {4'd0, ird_ord_q[15:0]}) : 20'd0);
+        flen_q      <= hlen + {6'd0, pd_len};
+        seq_advance <= mpa_len + {15'd0, fin_q};
+        q_q         <= 8'(32'(hlen) / WB);
+        state_q     <= S_SUM2;
+      end
+      S_SUM2: begin
+        ip_tot_q  <= {12'd0, s_a_q} + {12'd0, s_b_q};
+        tcp_tot_q <= {12'd0, s_b_q} + {12'd0, s_c_q} + {12'd0, s_d_q} + {12'd0, s_e_q} + pd_sum_q;
+        nbeats_q  <= 8'((32'(flen_q) + WB - 1) / WB);
+        state_q   <= S_FOLD;
+      end
+      S_FOLD: begin
+        ip_csum_q  <= ~bouncer_util_pkg::csum_fold(ip_tot_q);
+        tcp_csum_q <= ~bouncer_util_pkg::csum_fold(tcp_tot_q);
+        k_q        <= '0;
+        state_q    <= S_STREAM;
+      end
+      S_STREAM: begin
+        if (out_valid_q && m_axis_tready) begin
+          if (out_first_q) first_beat <= 1'b1;
+          if (out_last_q) begin
+            done    <= 1'b1;
+            state_q <= S_IDLE;
+          end
+        end
+      end
+      default: state_q <= S_IDLE;
+    endcase
+
+    if (advance) out_valid_q <= emit;
+    if (emit) begin
+      out_data_q  <= beat_masked;
+      out_keep_q  <= keep;
+      out_last_q  <= (k_q + 8'd1 == nbeats_q);
+      out_first_q <= (k_q == 8'd0);
+      k_q         <= k_q + 8'd1;
+      if (k_q >= q_q) prev_q <= pd_cur;
+    end
+
+    if (rst) begin
+      state_q     <= S_IDLE;
+      out_valid_q <= 1'b0;
+      first_beat  <= 1'b0;
+      done        <= 1'b0;
+    end
+  end
+
+  assign frame_len     = flen_q;
+  assign m_axis_tdata  = out_data_q;
+  assign m_axis_tkeep  = out_keep_q;
+  assign m_axis_tlast  = out_last_q;
+  assign m_axis_tvalid = out_valid_q;
+
+endmodule
+`default_nettype wire

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# The whole test suite, from a fresh Debian 12 machine: install, configure, build, run.
+#   scripts/test.sh            everything (release build, then the sanitizer build)
+#   BOUNCER_NO_ASAN=1 scripts/test.sh   skip the ASan/UBSan pass
+# Build trees: build/ and build-asan/ (ccache makes rebuilds cheap).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+jobs=${BOUNCER_JOBS:-$(nproc)}
+export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
+export CCACHE_DIR=${CCACHE_DIR:-$root/.ccache}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+
+scripts/deps.sh
+
+echo "== format check"
+mapfile -t cxx < <(git ls-files '*.cpp' '*.hpp' 2>/dev/null | grep -v '^hostsw/include/bouncer/regs.hpp$' || true)
+if [ ${#cxx[@]} -gt 0 ]; then
+  clang-format --dry-run -Werror "${cxx[@]}"
+fi
+
+echo "== release build"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j "$jobs"
+echo "== release tests"
+(cd build && ctest -j "$jobs" --output-on-failure --timeout 1500)
+
+if [ -z "${BOUNCER_NO_ASAN:-}" ]; then
+  echo "== ASan/UBSan build (driver, golden model, co-simulation)"
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBOUNCER_SANITIZE=ON >/dev/null
+  cmake --build build-asan -j "$jobs"
+  echo "== ASan/UBSan tests"
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     ctest -j "$jobs" --output-on-failure --timeout 1500 -LE synth)
+fi
+echo "== all tests passed"

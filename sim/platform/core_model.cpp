@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#include "platform/core_model.hpp"
+
+#include <verilated.h>
+#include <verilated_fst_c.h>
+
+#include <Vbouncer_core_w512.h>
+#include <Vbouncer_core_w64.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "net/tx_sink.hpp"
+#include "platform/axi_dma_adapter.hpp"
+#include "platform/sim_util.hpp"
+
+namespace bouncer::sim {
+namespace {
+
+using ull = unsigned long long;
+
+// The AXI4-Lite master that SimDevice's MMIO transactions turn into.
+struct AxilOp {
+  bool pending = false;  // becomes active at the next drive phase
+  bool active = false;
+  bool write = false;
+  uint32_t addr = 0;
+  const uint32_t* wdata = nullptr;
+  uint32_t* rdata = nullptr;
+  size_t n = 0;
+  size_t a_done = 0;     // AW (write) or AR (read) handshakes
+  size_t w_done = 0;     // W handshakes
+  size_t resp_done = 0;  // B or R handshakes
+  size_t logged = 0;     // writes entered into the MMIO log
+  uint8_t resp = 0;
+};
+
+template <class V>
+class CoreImpl final : public CoreModel {
+ public:
+  CoreImpl(const CoreConfig& cfg, AxiDmaAdapter& dma, TxSink& tx, std::vector<MmioWrite>& log,
+           PlatformStats& stats)
+      : cfg_(cfg), dma_(dma), tx_(tx), log_(log), stats_(stats) {
+    ctx_ = std::make_unique<VerilatedContext>();
+    if (!cfg.fst_path.empty()) ctx_->traceEverOn(true);
+    m_ = std::make_unique<V>(ctx_.get(), "bouncer_core");
+    const double period_ps = 1e6 / cfg.clock_mhz;
+    period_ps_ = static_cast<uint64_t>(std::llround(period_ps));
+    if (period_ps_ < 2) period_ps_ = 2;
+    if (!cfg.fst_path.empty()) {
+      tfp_ = std::make_unique<VerilatedFstC>();
+      m_->trace(tfp_.get(), 99);
+      tfp_->open(cfg.fst_path.c_str());
+      if (!tfp_->isOpen()) fatal("cannot open FST '%s'", cfg.fst_path.c_str());
+    }
+    reset();
+  }
+
+  ~CoreImpl() override { finish(); }
+
+  void run(uint64_t n) override {
+    for (uint64_t i = 0; i < n; ++i) tick();
+  }
+
+  AxilResult axil_write(uint32_t addr, const uint32_t* words, size_t n) override {
+    return axil(true, addr, words, nullptr, n);
+  }
+  AxilResult axil_read(uint32_t addr, uint32_t* out, size_t n) override {
+    return axil(false, addr, nullptr, out, n);
+  }
+
+  bool irq() const override { return m_ && m_->irq != 0; }
+
+  void flush_trace() override {
+    if (tfp_) tfp_->flush();
+  }
+
+  void finish() override {
+    if (finished_) return;
+    finished_ = true;
+    m_->final();
+    if (tfp_) {
+      tfp_->close();
+      tfp_.reset();
+    }
+  }
+
+ private:
+  void reset() {
+    V& m = *m_;
+    m.clk = 0;
+    m.rst = 1;
+    drive_idle_inputs(m);
+    m.eval();
+    dump(0);
+    const unsigned n = std::max(1u, cfg_.reset_cycles);
+    for (unsigned i = 0; i < n; ++i) {
+      m.clk = 1;
+      m.eval();
+      ++edges_;
+      dump(edges_ * period_ps_);
+      if (i + 1 == n) {
+        m.rst = 0;
+        dma_.drive(m, 0);
+        tx_.drive(m);
+      }
+      m.clk = 0;
+      m.eval();
+      dump(edges_ * period_ps_ + period_ps_ / 2);
+    }
+    cycle_ = 0;
+  }
+
+  static void drive_idle_inputs(V& m) {
+    m.s_axil_awaddr = 0;
+    m.s_axil_awprot = 0;
+    m.s_axil_awvalid = 0;
+    m.s_axil_wdata = 0;
+    m.s_axil_wstrb = 0;
+    m.s_axil_wvalid = 0;
+    m.s_axil_bready = 0;
+    m.s_axil_araddr = 0;
+    m.s_axil_arprot = 0;
+    m.s_axil_arvalid = 0;
+    m.s_axil_rready = 0;
+    m.m_axi_awready = 0;
+    m.m_axi_wready = 0;
+    m.m_axi_bid = 0;
+    m.m_axi_bresp = 0;
+    m.m_axi_bvalid = 0;
+    m.m_axi_arready = 0;
+    m.m_axi_rid = 0;
+    m.m_axi_rdata = 0;
+    m.m_axi_rresp = 0;
+    m.m_axi_rlast = 0;
+    m.m_axi_rvalid = 0;
+    m.m_axis_tx_tready = 0;
+  }
+
+  void dump(uint64_t t) {
+    if (tfp_) tfp_->dump(t);
+  }
+
+  // One core clock cycle (see core_model.hpp).
+  inline void tick() {
+    V& m = *m_;
+    const uint64_t edge = cycle_ + 1;
+    if (op_.active) axil_pre_edge(m, edge);
+    dma_.pre_edge(m, edge);
+    tx_.pre_edge(m, edge);
+
+    m.clk = 1;
+    m.eval();
+    ++edges_;
+    if (tfp_) tfp_->dump(edges_ * period_ps_);
+    cycle_ = edge;
+
+    if (op_.active || op_.pending) axil_drive(m);
+    dma_.drive(m, edge);
+    tx_.drive(m);
+    m.clk = 0;
+    m.eval();
+    if (tfp_) tfp_->dump(edges_ * period_ps_ + period_ps_ / 2);
+  }
+
+  AxilResult axil(bool write, uint32_t addr, const uint32_t* wdata, uint32_t* rdata, size_t n) {
+    const uint64_t start = cycle_;
+    if (n == 0) return {0, 0};
+    if (cfg_.mmio_cycles != 0) run(cfg_.mmio_cycles);
+    op_ = AxilOp{};
+    op_.pending = true;
+    op_.write = write;
+    op_.addr = addr;
+    op_.wdata = wdata;
+    op_.rdata = rdata;
+    op_.n = n;
+    const uint64_t t0 = cycle_;
+    while (op_.pending || op_.active) {
+      tick();
+      if (cycle_ - t0 > cfg_.mmio_timeout_cycles) {
+        fatal("AXI4-Lite %s of %zu word(s) at 0x%04x: no complete response after %llu cycles "
+              "(addr handshakes %zu, data handshakes %zu, responses %zu) at cycle %llu",
+              write ? "write" : "read", n, addr, static_cast<ull>(cfg_.mmio_timeout_cycles), op_.a_done,
+              op_.w_done, op_.resp_done, static_cast<ull>(cycle_));
+      }
+    }
+    if (write)
+      stats_.mmio_writes += n;
+    else
+      stats_.mmio_reads += n;
+    if (op_.resp != 0) ++stats_.mmio_errors;
+    return {cycle_ - start, op_.resp};
+  }
+
+  void axil_pre_edge(const V& m, uint64_t edge) {
+    AxilOp& op = op_;
+    if (op.write) {
+      if (m.s_axil_awvalid && m.s_axil_awready) ++op.a_done;
+      if (m.s_axil_wvalid && m.s_axil_wready) ++op.w_done;
+      if (m.s_axil_bvalid && m.s_axil_bready) {
+        if (op.resp_done >= std::min(op.a_done, op.w_done)) {
+          fatal("AXI4-Lite violation at cycle %llu: BVALID for a write that was not accepted yet",
+                static_cast<ull>(edge));
+        }
+        ++op.resp_done;
+        op.resp = std::max<uint8_t>(op.resp, m.s_axil_bresp);
+      }
+      const size_t accepted = std::min(op.a_done, op.w_done);
+      while (op.logged < accepted) {
+        log_.push_back(MmioWrite{op.addr + 4u * static_cast<uint32_t>(op.logged), op.wdata[op.logged], edge});
+        ++op.logged;
+      }
+    } else {
+      if (m.s_axil_arvalid && m.s_axil_arready) ++op.a_done;
+      if (m.s_axil_rvalid && m.s_axil_rready) {
+        if (op.resp_done >= op.a_done) {
+          fatal("AXI4-Lite violation at cycle %llu: RVALID for a read that was not accepted yet",
+                static_cast<ull>(edge));
+        }
+        op.rdata[op.resp_done++] = m.s_axil_rdata;
+        op.resp = std::max<uint8_t>(op.resp, m.s_axil_rresp);
+      }
+    }
+  }
+
+  void axil_drive(V& m) {
+    AxilOp& op = op_;
+    if (op.pending) {
+      op.pending = false;
+      op.active = true;
+    }
+    if (op.resp_done == op.n) {
+      op.active = false;
+      m.s_axil_awvalid = 0;
+      m.s_axil_wvalid = 0;
+      m.s_axil_bready = 0;
+      m.s_axil_arvalid = 0;
+      m.s_axil_rready = 0;
+      return;
+    }
+    if (op.write) {
+      const bool aw = op.a_done < op.n;
+      m.s_axil_awvalid = aw ? 1 : 0;
+      m.s_axil_awaddr = static_cast<uint16_t>(op.addr + 4u * static_cast<uint32_t>(aw ? op.a_done : 0));
+      const bool w = op.w_done < op.n;
+      m.s_axil_wvalid = w ? 1 : 0;
+      m.s_axil_wdata = w ? op.wdata[op.w_done] : 0;
+      m.s_axil_wstrb = 0xF;
+      m.s_axil_bready = 1;
+    } else {
+      const bool ar = op.a_done < op.n;
+      m.s_axil_arvalid = ar ? 1 : 0;
+      m.s_axil_araddr = static_cast<uint16_t>(op.addr + 4u * static_cast<uint32_t>(ar ? op.a_done : 0));
+      m.s_axil_rready = 1;
+    }
+  }
+
+  CoreConfig cfg_;
+  AxiDmaAdapter& dma_;
+  TxSink& tx_;
+  std::vector<MmioWrite>& log_;
+  PlatformStats& stats_;
+  std::unique_ptr<VerilatedContext> ctx_;
+  std::unique_ptr<V> m_;
+  std::unique_ptr<VerilatedFstC> tfp_;
+  uint64_t period_ps_ = 4000;
+  uint64_t edges_ = 0;  // all rising edges including reset (waveform time base)
+  AxilOp op_;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<CoreModel> make_core_model(const CoreConfig& cfg, AxiDmaAdapter& dma, TxSink& tx,
+                                           std::vector<MmioWrite>& mmio_log, PlatformStats& stats) {
+  switch (cfg.data_width) {
+    case 64:
+      return std::make_unique<CoreImpl<Vbouncer_core_w64>>(cfg, dma, tx, mmio_log, stats);
+    case 512:
+      return std::make_unique<CoreImpl<Vbouncer_core_w512>>(cfg, dma, tx, mmio_log, stats);
+    default:
+      fatal("PlatformConfig::data_width must be 64 or 512 (got %u)", cfg.data_width);
+  }
+}
+
+}  // namespace bouncer::sim

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// Cycle engine around one verilated bouncer_core (--cc model, 64- or 512-bit TX).
+//
+// The platform's own loop clocks the model; there is no sc_clock and no sc_signal. One cycle is:
+//   1. pre-edge: every bus-functional model looks at the handshakes the device sees at this edge
+//      (outputs settled after the previous negedge, inputs as driven last cycle);
+//   2. rising edge: clk=1, eval;
+//   3. drive: the bus-functional models compute their inputs for the next edge;
+//   4. falling edge: clk=0, eval (combinational outputs settle).
+// Per cycle there are no allocations and no virtual calls: the model type is a template
+// parameter of the implementation; the interface below is only crossed once per MMIO access or
+// once per wait_cycles() call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bouncer/sim/platform.hpp"
+
+namespace bouncer::sim {
+
+class AxiDmaAdapter;
+class TxSink;
+
+struct CoreConfig {
+  unsigned data_width = 64;
+  std::string fst_path;
+  double clock_mhz = 250.0;
+  unsigned reset_cycles = 16;
+  uint64_t mmio_cycles = 0;
+  uint64_t mmio_timeout_cycles = 1'000'000;
+};
+
+struct AxilResult {
+  uint64_t cycles;  // edges from the call to the last response handshake (incl. mmio_cycles)
+  uint8_t resp;     // worst BRESP/RRESP seen (0 OKAY, 2 SLVERR, 3 DECERR)
+};
+
+class CoreModel {
+ public:
+  virtual ~CoreModel() = default;
+  // Tick the model `n` cycles.
+  virtual void run(uint64_t n) = 0;
+  // AXI4-Lite writes of n consecutive words starting at addr, pipelined (the next AW/W is
+  // offered right after the previous one was accepted); returns when all B responses are in.
+  // Every write is appended to the MMIO log.
+  virtual AxilResult axil_write(uint32_t addr, const uint32_t* words, size_t n) = 0;
+  // AXI4-Lite reads of n consecutive words.
+  virtual AxilResult axil_read(uint32_t addr, uint32_t* out, size_t n) = 0;
+  virtual bool irq() const = 0;
+  // Flush the waveform (e.g. before abort); safe to call repeatedly.
+  virtual void flush_trace() = 0;
+  // model->final() and close the waveform. No ticks afterwards.
+  virtual void finish() = 0;
+  // Edges since reset release.
+  uint64_t cycle() const { return cycle_; }
+
+ protected:
+  uint64_t cycle_ = 0;
+};
+
+std::unique_ptr<CoreModel> make_core_model(const CoreConfig& cfg, AxiDmaAdapter& dma, TxSink& tx,
+                                           std::vector<MmioWrite>& mmio_log, PlatformStats& stats);
+
+}  // namespace bouncer::sim

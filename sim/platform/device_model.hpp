@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// The device side of the platform: the verilated core (CoreModel) with its register target
+// socket (AXI4-Lite driven from TLM), the AXI4 DMA adapter (initiator towards HostMemory) and
+// the TX sink.
+#pragma once
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include <memory>
+#include <vector>
+
+#include "bouncer/sim/platform.hpp"
+#include "net/pcap_writer.hpp"
+#include "net/tx_sink.hpp"
+#include "platform/axi_dma_adapter.hpp"
+#include "platform/core_model.hpp"
+
+namespace bouncer::sim {
+
+class DeviceModel : public sc_core::sc_module {
+ public:
+  // Register space (16-bit AXI4-Lite). Accepts reads/writes of 4*n bytes at 4-byte aligned
+  // offsets, without byte enables; a transaction of n > 1 words becomes n pipelined AXI4-Lite
+  // accesses. The elapsed core cycles are added to the annotated delay. Response status:
+  // OKAY -> TLM_OK_RESPONSE, SLVERR -> TLM_GENERIC_ERROR_RESPONSE, DECERR -> TLM_ADDRESS_ERROR_RESPONSE.
+  tlm_utils::simple_target_socket<DeviceModel> regs;
+  AxiDmaAdapter dma;
+
+  DeviceModel(sc_core::sc_module_name name, const PlatformConfig& cfg, std::vector<MmioWrite>& mmio_log,
+              std::vector<TxFrame>& frames, PlatformStats& stats, PcapWriter* pcap);
+
+  CoreModel& core() { return *core_; }
+  TxSink& tx() { return tx_; }
+  const sc_core::sc_time& period() const { return period_; }
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+
+  sc_core::sc_time period_;
+  TxSink tx_;
+  std::unique_ptr<CoreModel> core_;
+};
+
+}  // namespace bouncer::sim
