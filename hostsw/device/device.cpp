@@ -404,7 +404,9 @@ Result<uint16_t> Device::post_reject(const RejectWqe& w) {
   regs::put(img, f::PD_INLINE, inline_pd);
   regs::put(img, f::IRD_ORD_VALID, w.ird_ord.has_value());
   regs::put(img, f::FIN, w.fin);
-  publish_sq(*slot, img, w.push, w.wr_id, w.cm_id);
+  queues::WqeSlot pub = *slot;
+  if (w.stale) pub.polarity ^= 1u;  // a slot the hardware must see as not written on this lap
+  publish_sq(pub, img, w.push, w.wr_id, w.cm_id);
   return slot->wqe_idx;
 }
 

@@ -63,6 +63,7 @@ struct RejectWqe {
   std::optional<uint64_t> pd_addr_override;  // PD_ADDR (forces PD_INLINE = 0)
   std::optional<uint8_t> opcode_override;    // OPCODE instead of MPA_REJECT
   bool force_inline = false;                 // PD_INLINE = 1 even if pd.size() > 32
+  bool stale = false;                        // write VALID with the wrong polarity
 };
 
 /// One SQ completion, decoded (regs cqe) plus what the driver knows about the WQE.
