@@ -187,6 +187,17 @@ int run_sim(const SimOptions& o) {
         if (r) {
           latency = r->latency_cycles;
           status = r->pshdrop ? "ok (push dropped: fetched from the ring)" : "ok";
+          // The frame must end with exactly the private data posted.
+          const auto& frames = platform.tx_frames();
+          const bool pd_ok =
+              frames.size() == t.ok + 1 && frames.back().bytes.size() >= pd.size() &&
+              std::equal(pd.begin(), pd.end(),
+                         frames.back().bytes.end() - static_cast<std::ptrdiff_t>(pd.size()),
+                         [](std::byte a, uint8_t b) { return std::to_integer<uint8_t>(a) == b; });
+          if (!pd_ok) {
+            status += ", BUT the frame on the wire does not carry the posted PD";
+            rc = 1;
+          }
           ++t.ok;
           t.pshdrop += r->pshdrop;
           t.lat_sum += latency;

@@ -61,8 +61,8 @@ module bouncer_mpa_reject_builder #(
 
   // ------------------------------------------------------------------ PD buffer
   // One 64-bit-wide memory per lane, so each PD word is a plain single-lane write.
-  logic [63:0] pd_lane_rd [LANES];
   logic [PD_WORDS_LOG2-1:0] rd_word;
+  logic [DATA_W-1:0]        pd_cur;
 
   for (genvar l = 0; l < LANES; l++) begin : g_lane
     logic [63:0] lane_mem [1 << PD_WORDS_LOG2];
@@ -70,12 +70,7 @@ module bouncer_mpa_reject_builder #(
       if (pd_wr_en && ((LANES == 1) || (32'(pd_wr_idx) % LANES == l)))
         lane_mem[PD_WORDS_LOG2'(32'(pd_wr_idx) / LANES)] <= pd_wr_data;
     end
-    assign pd_lane_rd[l] = lane_mem[rd_word];
-  end
-
-  logic [DATA_W-1:0] pd_cur;
-  always_comb begin
-    for (int l = 0; l < LANES; l++) pd_cur[64*l +: 64] = pd_lane_rd[l];
+    assign pd_cur[64*l +: 64] = lane_mem[rd_word];
   end
 
   // PD checksum, bytes past pd_len count as zero padding

@@ -32,8 +32,9 @@ class TxSink {
   template <class V>
   void pre_edge(const V& m, uint64_t edge) {
     static_assert(sizeof(m.m_axis_tx_tdata) <= kMaxBytes);
-    if (stalled_) check_stable(m.m_axis_tx_tvalid, &m.m_axis_tx_tdata, m.m_axis_tx_tkeep,
-                               m.m_axis_tx_tlast, edge);
+    if (stalled_)
+      check_stable(m.m_axis_tx_tvalid, &m.m_axis_tx_tdata, m.m_axis_tx_tkeep, m.m_axis_tx_tlast,
+                   edge);
     if (!m.m_axis_tx_tvalid) return;
     if (ready_now_) {
       stalled_ = false;

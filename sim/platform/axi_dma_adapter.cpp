@@ -12,8 +12,8 @@ constexpr uint8_t kBurstIncr = 1;
 constexpr uint8_t kSize8 = 3;
 }  // namespace
 
-AxiDmaAdapter::AxiDmaAdapter(sc_core::sc_module_name name, uint64_t latency, uint64_t jitter, uint64_t seed,
-                             PlatformStats& stats)
+AxiDmaAdapter::AxiDmaAdapter(sc_core::sc_module_name name, uint64_t latency, uint64_t jitter,
+                             uint64_t seed, PlatformStats& stats)
     : sc_core::sc_module(name),
       mem_socket("mem_socket"),
       latency_(latency),
@@ -26,40 +26,47 @@ AxiDmaAdapter::AxiDmaAdapter(sc_core::sc_module_name name, uint64_t latency, uin
   mem_socket.register_invalidate_direct_mem_ptr(this, &AxiDmaAdapter::invalidate_dmi);
 }
 
-void AxiDmaAdapter::check_burst(const char* ch, uint64_t addr, uint8_t len, uint8_t size, uint8_t burst,
-                                uint64_t edge) {
+void AxiDmaAdapter::check_burst(const char* ch, uint64_t addr, uint8_t len, uint8_t size,
+                                uint8_t burst, uint64_t edge) {
   if (burst != kBurstIncr) {
-    fatal("AXI4 violation at cycle %llu: %sBURST=%u at addr 0x%llx (only INCR=1 is supported)", static_cast<ull>(edge),
-          ch, burst, static_cast<ull>(addr));
+    fatal("AXI4 violation at cycle %llu: %sBURST=%u at addr 0x%llx (only INCR=1 is supported)",
+          static_cast<ull>(edge), ch, burst, static_cast<ull>(addr));
   }
   if (size != kSize8) {
-    fatal("AXI4 violation at cycle %llu: %sSIZE=%u at addr 0x%llx (must be 3: 8-byte beats on the 64-bit bus)",
-          static_cast<ull>(edge), ch, size, static_cast<ull>(addr));
+    fatal(
+        "AXI4 violation at cycle %llu: %sSIZE=%u at addr 0x%llx (must be 3: 8-byte beats on the "
+        "64-bit bus)",
+        static_cast<ull>(edge), ch, size, static_cast<ull>(addr));
   }
   const uint64_t aligned = addr & ~uint64_t{7};
   const uint64_t end = aligned + (uint64_t{len} + 1) * 8;  // exclusive
   if ((aligned >> 12) != ((end - 1) >> 12)) {
-    fatal("AXI4 violation at cycle %llu: %s burst addr=0x%llx len=%u (%u beats) crosses a 4 KiB boundary",
-          static_cast<ull>(edge), ch, static_cast<ull>(addr), len, len + 1u);
+    fatal(
+        "AXI4 violation at cycle %llu: %s burst addr=0x%llx len=%u (%u beats) crosses a 4 KiB "
+        "boundary",
+        static_cast<ull>(edge), ch, static_cast<ull>(addr), len, len + 1u);
   }
 }
 
-void AxiDmaAdapter::check_held(bool& held, Hold& h, uint8_t id, uint64_t addr, uint8_t len, uint8_t size,
-                               uint8_t burst, const char* ch, uint64_t edge) {
+void AxiDmaAdapter::check_held(bool& held, Hold& h, uint8_t id, uint64_t addr, uint8_t len,
+                               uint8_t size, uint8_t burst, const char* ch, uint64_t edge) {
   if (!held) {
     held = true;
     h = Hold{addr, id, len, size, burst};
     return;
   }
   if (h.addr != addr || h.id != id || h.len != len || h.size != size || h.burst != burst) {
-    fatal("AXI4 violation at cycle %llu: %s payload changed while %sVALID=1 and %sREADY=0 "
-          "(addr 0x%llx -> 0x%llx, len %u -> %u)",
-          static_cast<ull>(edge), ch, ch, ch, static_cast<ull>(h.addr), static_cast<ull>(addr), h.len, len);
+    fatal(
+        "AXI4 violation at cycle %llu: %s payload changed while %sVALID=1 and %sREADY=0 "
+        "(addr 0x%llx -> 0x%llx, len %u -> %u)",
+        static_cast<ull>(edge), ch, ch, ch, static_cast<ull>(h.addr), static_cast<ull>(addr), h.len,
+        len);
   }
 }
 
 void AxiDmaAdapter::fatal_dropped(const char* sig, uint64_t edge) {
-  fatal("AXI4 violation at cycle %llu: %s dropped before the handshake", static_cast<ull>(edge), sig);
+  fatal("AXI4 violation at cycle %llu: %s dropped before the handshake", static_cast<ull>(edge),
+        sig);
 }
 
 bool AxiDmaAdapter::injected(uint64_t addr, uint64_t len) const {
@@ -71,7 +78,8 @@ bool AxiDmaAdapter::injected(uint64_t addr, uint64_t len) const {
 void AxiDmaAdapter::accept_read(uint8_t id, uint64_t addr, uint8_t len, uint8_t size, uint8_t burst,
                                 uint64_t edge) {
   check_burst("AR", addr, len, size, burst, edge);
-  if (rq_count_ >= kMaxOutstanding) fatal("AxiDmaAdapter: AR accepted with a full queue (internal error)");
+  if (rq_count_ >= kMaxOutstanding)
+    fatal("AxiDmaAdapter: AR accepted with a full queue (internal error)");
   ReadBurst& b = rq_[(rq_head_ + rq_count_) % kMaxOutstanding];
   ++rq_count_;
   b.addr = addr & ~uint64_t{7};
@@ -108,10 +116,11 @@ void AxiDmaAdapter::read_beat_done() {
   r_valid_ = false;
 }
 
-void AxiDmaAdapter::accept_write(uint8_t id, uint64_t addr, uint8_t len, uint8_t size, uint8_t burst,
-                                 uint64_t edge) {
+void AxiDmaAdapter::accept_write(uint8_t id, uint64_t addr, uint8_t len, uint8_t size,
+                                 uint8_t burst, uint64_t edge) {
   check_burst("AW", addr, len, size, burst, edge);
-  if (wq_count_ >= kMaxOutstanding) fatal("AxiDmaAdapter: AW accepted with a full queue (internal error)");
+  if (wq_count_ >= kMaxOutstanding)
+    fatal("AxiDmaAdapter: AW accepted with a full queue (internal error)");
   WriteBurst& w = wq_[(wq_head_ + wq_count_) % kMaxOutstanding];
   ++wq_count_;
   w.addr = addr & ~uint64_t{7};
@@ -144,11 +153,12 @@ void AxiDmaAdapter::write_beat(uint64_t data, uint8_t strb, bool last, uint64_t 
   } else {
     bool full = true;
     for (unsigned i = 0; i < w.beats; ++i) {
-      for (unsigned k = 0; k < 8; ++k) byte_en_[i * 8 + k] = ((w.strb[i] >> k) & 1) ? TLM_BYTE_ENABLED : TLM_BYTE_DISABLED;
+      for (unsigned k = 0; k < 8; ++k)
+        byte_en_[i * 8 + k] = ((w.strb[i] >> k) & 1) ? TLM_BYTE_ENABLED : TLM_BYTE_DISABLED;
       full = full && w.strb[i] == 0xFF;
     }
-    if (mem_write(w.addr, reinterpret_cast<const uint8_t*>(w.data), full ? nullptr : byte_en_.data(), len) !=
-        tlm::TLM_OK_RESPONSE) {
+    if (mem_write(w.addr, reinterpret_cast<const uint8_t*>(w.data),
+                  full ? nullptr : byte_en_.data(), len) != tlm::TLM_OK_RESPONSE) {
       resp = kDecErr;
     }
   }
@@ -182,8 +192,8 @@ tlm::tlm_response_status AxiDmaAdapter::mem_read(uint64_t addr, uint8_t* dst, un
   return gp_.get_response_status();
 }
 
-tlm::tlm_response_status AxiDmaAdapter::mem_write(uint64_t addr, const uint8_t* src, const uint8_t* byte_en,
-                                                  unsigned len) {
+tlm::tlm_response_status AxiDmaAdapter::mem_write(uint64_t addr, const uint8_t* src,
+                                                  const uint8_t* byte_en, unsigned len) {
   if (dmi_valid_ && addr >= dmi_.get_start_address() && addr + len - 1 <= dmi_.get_end_address()) {
     uint8_t* p = dmi_.get_dmi_ptr() + (addr - dmi_.get_start_address());
     if (byte_en == nullptr) {
@@ -212,7 +222,8 @@ tlm::tlm_response_status AxiDmaAdapter::mem_write(uint64_t addr, const uint8_t* 
 }
 
 void AxiDmaAdapter::invalidate_dmi(sc_dt::uint64 start, sc_dt::uint64 end) {
-  if (dmi_valid_ && start <= dmi_.get_end_address() && end >= dmi_.get_start_address()) dmi_valid_ = false;
+  if (dmi_valid_ && start <= dmi_.get_end_address() && end >= dmi_.get_start_address())
+    dmi_valid_ = false;
 }
 
 }  // namespace bouncer::sim

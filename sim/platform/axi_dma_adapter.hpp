@@ -14,11 +14,11 @@
 //         AR/AW payload stable while VALID && !READY. A violation aborts with a clear message.
 #pragma once
 
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include <cstdint>
+#include <systemc>
+#include <tlm>
 #include <vector>
 
 #include "bouncer/sim/platform.hpp"
@@ -47,7 +47,8 @@ class AxiDmaAdapter : public sc_core::sc_module {
     if (m.m_axi_arvalid) {
       if (m.m_axi_arready) {
         ar_held_ = false;
-        accept_read(m.m_axi_arid, m.m_axi_araddr, m.m_axi_arlen, m.m_axi_arsize, m.m_axi_arburst, edge);
+        accept_read(m.m_axi_arid, m.m_axi_araddr, m.m_axi_arlen, m.m_axi_arsize, m.m_axi_arburst,
+                    edge);
       } else {
         check_held(ar_held_, ar_hold_, m.m_axi_arid, m.m_axi_araddr, m.m_axi_arlen, m.m_axi_arsize,
                    m.m_axi_arburst, "AR", edge);
@@ -59,7 +60,8 @@ class AxiDmaAdapter : public sc_core::sc_module {
     if (m.m_axi_awvalid) {
       if (m.m_axi_awready) {
         aw_held_ = false;
-        accept_write(m.m_axi_awid, m.m_axi_awaddr, m.m_axi_awlen, m.m_axi_awsize, m.m_axi_awburst, edge);
+        accept_write(m.m_axi_awid, m.m_axi_awaddr, m.m_axi_awlen, m.m_axi_awsize, m.m_axi_awburst,
+                     edge);
       } else {
         check_held(aw_held_, aw_hold_, m.m_axi_awid, m.m_axi_awaddr, m.m_axi_awlen, m.m_axi_awsize,
                    m.m_axi_awburst, "AW", edge);
@@ -67,7 +69,8 @@ class AxiDmaAdapter : public sc_core::sc_module {
     } else if (aw_held_) {
       fatal_dropped("AWVALID", edge);
     }
-    if (m.m_axi_wvalid && m.m_axi_wready) write_beat(m.m_axi_wdata, m.m_axi_wstrb, m.m_axi_wlast != 0, edge);
+    if (m.m_axi_wvalid && m.m_axi_wready)
+      write_beat(m.m_axi_wdata, m.m_axi_wstrb, m.m_axi_wlast != 0, edge);
     if (b_valid_ && m.m_axi_bready) write_resp_done();
   }
 
@@ -75,7 +78,8 @@ class AxiDmaAdapter : public sc_core::sc_module {
   template <class V>
   void drive(V& m, uint64_t edge) {
     m.m_axi_arready = rq_count_ < kMaxOutstanding;
-    m.m_axi_awready = (wq_count_ < kMaxOutstanding && bq_count_ + wq_count_ < kMaxOutstanding) ? 1 : 0;
+    m.m_axi_awready =
+        (wq_count_ < kMaxOutstanding && bq_count_ + wq_count_ < kMaxOutstanding) ? 1 : 0;
     m.m_axi_wready = wq_count_ > 0 ? 1 : 0;
     r_valid_ = rq_count_ > 0 && rq_[rq_head_].due <= edge + 1;
     if (r_valid_) {
@@ -133,8 +137,10 @@ class AxiDmaAdapter : public sc_core::sc_module {
     uint8_t id, len, size, burst;
   };
 
-  void accept_read(uint8_t id, uint64_t addr, uint8_t len, uint8_t size, uint8_t burst, uint64_t edge);
-  void accept_write(uint8_t id, uint64_t addr, uint8_t len, uint8_t size, uint8_t burst, uint64_t edge);
+  void accept_read(uint8_t id, uint64_t addr, uint8_t len, uint8_t size, uint8_t burst,
+                   uint64_t edge);
+  void accept_write(uint8_t id, uint64_t addr, uint8_t len, uint8_t size, uint8_t burst,
+                    uint64_t edge);
   void write_beat(uint64_t data, uint8_t strb, bool last, uint64_t edge);
   void read_beat_done();
   void write_resp_done() {
@@ -143,15 +149,17 @@ class AxiDmaAdapter : public sc_core::sc_module {
     b_valid_ = false;
   }
   void fetch(ReadBurst& b);
-  void check_burst(const char* ch, uint64_t addr, uint8_t len, uint8_t size, uint8_t burst, uint64_t edge);
-  void check_held(bool& held, Hold& h, uint8_t id, uint64_t addr, uint8_t len, uint8_t size, uint8_t burst,
-                  const char* ch, uint64_t edge);
+  void check_burst(const char* ch, uint64_t addr, uint8_t len, uint8_t size, uint8_t burst,
+                   uint64_t edge);
+  void check_held(bool& held, Hold& h, uint8_t id, uint64_t addr, uint8_t len, uint8_t size,
+                  uint8_t burst, const char* ch, uint64_t edge);
   [[noreturn]] void fatal_dropped(const char* sig, uint64_t edge);
   bool injected(uint64_t addr, uint64_t len) const;
   uint64_t draw_latency() { return std::max<uint64_t>(1, latency_ + rng_.upto(jitter_)); }
   // Memory access through DMI when granted, else b_transport. Returns the TLM status.
   tlm::tlm_response_status mem_read(uint64_t addr, uint8_t* dst, unsigned len);
-  tlm::tlm_response_status mem_write(uint64_t addr, const uint8_t* src, const uint8_t* byte_en, unsigned len);
+  tlm::tlm_response_status mem_write(uint64_t addr, const uint8_t* src, const uint8_t* byte_en,
+                                     unsigned len);
   void invalidate_dmi(sc_dt::uint64 start, sc_dt::uint64 end);
 
   uint64_t latency_;

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 #include "platform/core_model.hpp"
 
-#include <verilated.h>
-#include <verilated_fst_c.h>
-
 #include <Vbouncer_core_w512.h>
 #include <Vbouncer_core_w64.h>
+#include <verilated.h>
+#include <verilated_fst_c.h>
 
 #include <algorithm>
 #include <cmath>
@@ -178,10 +177,11 @@ class CoreImpl final : public CoreModel {
     while (op_.pending || op_.active) {
       tick();
       if (cycle_ - t0 > cfg_.mmio_timeout_cycles) {
-        fatal("AXI4-Lite %s of %zu word(s) at 0x%04x: no complete response after %llu cycles "
-              "(addr handshakes %zu, data handshakes %zu, responses %zu) at cycle %llu",
-              write ? "write" : "read", n, addr, static_cast<ull>(cfg_.mmio_timeout_cycles), op_.a_done,
-              op_.w_done, op_.resp_done, static_cast<ull>(cycle_));
+        fatal(
+            "AXI4-Lite %s of %zu word(s) at 0x%04x: no complete response after %llu cycles "
+            "(addr handshakes %zu, data handshakes %zu, responses %zu) at cycle %llu",
+            write ? "write" : "read", n, addr, static_cast<ull>(cfg_.mmio_timeout_cycles),
+            op_.a_done, op_.w_done, op_.resp_done, static_cast<ull>(cycle_));
       }
     }
     if (write)
@@ -207,7 +207,8 @@ class CoreImpl final : public CoreModel {
       }
       const size_t accepted = std::min(op.a_done, op.w_done);
       while (op.logged < accepted) {
-        log_.push_back(MmioWrite{op.addr + 4u * static_cast<uint32_t>(op.logged), op.wdata[op.logged], edge});
+        log_.push_back(
+            MmioWrite{op.addr + 4u * static_cast<uint32_t>(op.logged), op.wdata[op.logged], edge});
         ++op.logged;
       }
     } else {
@@ -241,7 +242,8 @@ class CoreImpl final : public CoreModel {
     if (op.write) {
       const bool aw = op.a_done < op.n;
       m.s_axil_awvalid = aw ? 1 : 0;
-      m.s_axil_awaddr = static_cast<uint16_t>(op.addr + 4u * static_cast<uint32_t>(aw ? op.a_done : 0));
+      m.s_axil_awaddr =
+          static_cast<uint16_t>(op.addr + 4u * static_cast<uint32_t>(aw ? op.a_done : 0));
       const bool w = op.w_done < op.n;
       m.s_axil_wvalid = w ? 1 : 0;
       m.s_axil_wdata = w ? op.wdata[op.w_done] : 0;
@@ -250,7 +252,8 @@ class CoreImpl final : public CoreModel {
     } else {
       const bool ar = op.a_done < op.n;
       m.s_axil_arvalid = ar ? 1 : 0;
-      m.s_axil_araddr = static_cast<uint16_t>(op.addr + 4u * static_cast<uint32_t>(ar ? op.a_done : 0));
+      m.s_axil_araddr =
+          static_cast<uint16_t>(op.addr + 4u * static_cast<uint32_t>(ar ? op.a_done : 0));
       m.s_axil_rready = 1;
     }
   }

@@ -11,8 +11,9 @@ constexpr uint64_t kRegSpace = 0x10000;  // AXIL_ADDR_W = 16
 constexpr unsigned kMaxWords = 256;
 }  // namespace
 
-DeviceModel::DeviceModel(sc_core::sc_module_name name, const PlatformConfig& cfg, std::vector<MmioWrite>& mmio_log,
-                         std::vector<TxFrame>& frames, PlatformStats& stats, PcapWriter* pcap)
+DeviceModel::DeviceModel(sc_core::sc_module_name name, const PlatformConfig& cfg,
+                         std::vector<MmioWrite>& mmio_log, std::vector<TxFrame>& frames,
+                         PlatformStats& stats, PcapWriter* pcap)
     : sc_core::sc_module(name),
       regs("regs"),
       dma("dma", cfg.mem_latency_cycles, cfg.mem_latency_jitter, cfg.seed, stats),

@@ -4,11 +4,11 @@
 // the TX sink.
 #pragma once
 
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
 #include <memory>
+#include <systemc>
+#include <tlm>
 #include <vector>
 
 #include "bouncer/sim/platform.hpp"
@@ -24,12 +24,14 @@ class DeviceModel : public sc_core::sc_module {
   // Register space (16-bit AXI4-Lite). Accepts reads/writes of 4*n bytes at 4-byte aligned
   // offsets, without byte enables; a transaction of n > 1 words becomes n pipelined AXI4-Lite
   // accesses. The elapsed core cycles are added to the annotated delay. Response status:
-  // OKAY -> TLM_OK_RESPONSE, SLVERR -> TLM_GENERIC_ERROR_RESPONSE, DECERR -> TLM_ADDRESS_ERROR_RESPONSE.
+  // OKAY -> TLM_OK_RESPONSE, SLVERR -> TLM_GENERIC_ERROR_RESPONSE, DECERR ->
+  // TLM_ADDRESS_ERROR_RESPONSE.
   tlm_utils::simple_target_socket<DeviceModel> regs;
   AxiDmaAdapter dma;
 
-  DeviceModel(sc_core::sc_module_name name, const PlatformConfig& cfg, std::vector<MmioWrite>& mmio_log,
-              std::vector<TxFrame>& frames, PlatformStats& stats, PcapWriter* pcap);
+  DeviceModel(sc_core::sc_module_name name, const PlatformConfig& cfg,
+              std::vector<MmioWrite>& mmio_log, std::vector<TxFrame>& frames, PlatformStats& stats,
+              PcapWriter* pcap);
 
   CoreModel& core() { return *core_; }
   TxSink& tx() { return tx_; }

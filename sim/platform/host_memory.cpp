@@ -11,11 +11,13 @@ namespace bouncer::sim {
 
 HostMemory::HostMemory(sc_core::sc_module_name name, uint64_t base, uint64_t capacity)
     : sc_core::sc_module(name), socket("socket"), base_(base), capacity_(capacity), top_(base) {
-  if (capacity == 0 || base + capacity < base) fatal("HostMemory: bad region base=0x%llx size=0x%llx",
-                                                     static_cast<unsigned long long>(base),
-                                                     static_cast<unsigned long long>(capacity));
-  void* p = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) fatal("HostMemory: cannot reserve %llu bytes", static_cast<unsigned long long>(capacity));
+  if (capacity == 0 || base + capacity < base)
+    fatal("HostMemory: bad region base=0x%llx size=0x%llx", static_cast<unsigned long long>(base),
+          static_cast<unsigned long long>(capacity));
+  void* p = mmap(nullptr, capacity, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    fatal("HostMemory: cannot reserve %llu bytes", static_cast<unsigned long long>(capacity));
   mem_ = static_cast<uint8_t*>(p);
   socket.register_b_transport(this, &HostMemory::b_transport);
   socket.register_get_direct_mem_ptr(this, &HostMemory::get_direct_mem_ptr);
@@ -29,7 +31,8 @@ HostMemory::~HostMemory() {
 std::optional<uint64_t> HostMemory::alloc(uint64_t bytes, uint64_t align) {
   if (bytes == 0 || align == 0 || (align & (align - 1)) != 0) return std::nullopt;
   const uint64_t start = (top_ + align - 1) & ~(align - 1);
-  if (start < top_ || start + bytes < start || start + bytes - base_ > capacity_) return std::nullopt;
+  if (start < top_ || start + bytes < start || start + bytes - base_ > capacity_)
+    return std::nullopt;
   top_ = start + bytes;
   // The addressable range grew: initiators must re-request DMI to see it.
   socket->invalidate_direct_mem_ptr(0, ~uint64_t{0});

@@ -7,13 +7,13 @@
 // grows. The target itself is untimed: the DMA adapter models latency.
 #pragma once
 
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <systemc>
+#include <tlm>
 
 namespace bouncer::sim {
 

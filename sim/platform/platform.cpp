@@ -3,14 +3,13 @@
 // and runs host jobs on it.
 #include "bouncer/sim/platform.hpp"
 
-#include <systemc>
-#include <tlm>
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <systemc>
+#include <tlm>
 #include <utility>
 
 #include "net/pcap_writer.hpp"
@@ -51,7 +50,8 @@ PlatformConfig checked(PlatformConfig cfg) {
     throw std::invalid_argument("PlatformConfig::tx_ready_prob must be in [0, 1]");
   if (cfg.host_mem_base % 4096 != 0 || cfg.host_mem_bytes == 0 || cfg.host_mem_bytes % 4096 != 0 ||
       cfg.host_mem_base + cfg.host_mem_bytes < cfg.host_mem_base)
-    throw std::invalid_argument("PlatformConfig::host_mem_base/host_mem_bytes must be 4 KiB multiples");
+    throw std::invalid_argument(
+        "PlatformConfig::host_mem_base/host_mem_bytes must be 4 KiB multiples");
   if (!cfg.fst_path.empty()) {  // fail here, not inside Verilator's trace writer
     std::FILE* f = std::fopen(cfg.fst_path.c_str(), "wb");
     if (f == nullptr) throw std::runtime_error("cannot create FST file '" + cfg.fst_path + "'");
@@ -74,15 +74,18 @@ struct Platform::Impl {
 
 Platform::Platform(PlatformConfig cfg) : impl_(std::make_unique<Impl>()) {
   if (g_platform_exists.load()) {
-    throw std::logic_error("only one bouncer::sim::Platform per process (SystemC elaborates once per process)");
+    throw std::logic_error(
+        "only one bouncer::sim::Platform per process (SystemC elaborates once per process)");
   }
   impl_->cfg = checked(std::move(cfg));
   Impl& im = *impl_;
-  if (!im.cfg.pcap_path.empty()) im.pcap = std::make_unique<PcapWriter>(im.cfg.pcap_path, im.cfg.clock_mhz);
+  if (!im.cfg.pcap_path.empty())
+    im.pcap = std::make_unique<PcapWriter>(im.cfg.pcap_path, im.cfg.clock_mhz);
   g_platform_exists = true;  // from here on SystemC objects are created
   // Temporal decoupling: the host syncs SystemC time at most once per microsecond of device time.
   tlm::tlm_global_quantum::instance().set(sc_core::sc_time(1, sc_core::SC_US));
-  im.top = std::make_unique<SimTop>("bouncer_sim", im.cfg, im.writes, im.frames, im.stats, im.pcap.get());
+  im.top = std::make_unique<SimTop>("bouncer_sim", im.cfg, im.writes, im.frames, im.stats,
+                                    im.pcap.get());
   set_fatal_hook([this] {
     if (impl_->top) impl_->top->dev.core().flush_trace();
     if (impl_->pcap) impl_->pcap->flush();
@@ -116,8 +119,12 @@ void Platform::write_pcap_frame(std::span<const uint8_t> frame, uint64_t cycle) 
 }
 
 void Platform::set_tx_ready_prob(double p) { impl_->top->dev.tx().set_ready_prob(p); }
-void Platform::set_mem_latency(uint64_t cycles, uint64_t jitter) { impl_->top->dev.dma.set_latency(cycles, jitter); }
-void Platform::inject_dma_error(uint64_t addr_lo, uint64_t addr_hi) { impl_->top->dev.dma.add_error_range(addr_lo, addr_hi); }
+void Platform::set_mem_latency(uint64_t cycles, uint64_t jitter) {
+  impl_->top->dev.dma.set_latency(cycles, jitter);
+}
+void Platform::inject_dma_error(uint64_t addr_lo, uint64_t addr_hi) {
+  impl_->top->dev.dma.add_error_range(addr_lo, addr_hi);
+}
 void Platform::clear_dma_errors() { impl_->top->dev.dma.clear_error_ranges(); }
 const PlatformConfig& Platform::config() const { return impl_->cfg; }
 

@@ -9,6 +9,8 @@ namespace bouncer::sim {
 
 namespace {
 
+constexpr size_t kHostStackBytes = size_t{8} << 20;
+
 class SimDmaBuffer final : public hal::DmaBuffer {
  public:
   SimDmaBuffer(std::span<std::byte> bytes, uint64_t addr) : bytes_(bytes), addr_(addr) {}
@@ -25,8 +27,8 @@ class SimDmaBuffer final : public hal::DmaBuffer {
 
 }  // namespace
 
-SimDevice::SimDevice(tlm_utils::simple_initiator_socket<HostCpu>& mmio, CoreModel& core, HostMemory& mem,
-                     sc_core::sc_time period)
+SimDevice::SimDevice(tlm_utils::simple_initiator_socket<HostCpu>& mmio, CoreModel& core,
+                     HostMemory& mem, sc_core::sc_time period)
     : mmio_(mmio), core_(core), mem_(mem), period_(period) {}
 
 void SimDevice::transport(tlm::tlm_command cmd, uint32_t offset, uint32_t* data, size_t words) {
@@ -48,8 +50,9 @@ void SimDevice::transport(tlm::tlm_command cmd, uint32_t offset, uint32_t* data,
   if (st == tlm::TLM_INCOMPLETE_RESPONSE || st == tlm::TLM_BURST_ERROR_RESPONSE ||
       st == tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE || st == tlm::TLM_COMMAND_ERROR_RESPONSE) {
     // Platform misuse (not a device answer): the register target refused the transaction.
-    fatal("MMIO %s at 0x%x (%zu words) refused by the register target: %s", cmd == tlm::TLM_READ_COMMAND ? "read" : "write",
-          offset, words, gp_.get_response_string().c_str());
+    fatal("MMIO %s at 0x%x (%zu words) refused by the register target: %s",
+          cmd == tlm::TLM_READ_COMMAND ? "read" : "write", offset, words,
+          gp_.get_response_string().c_str());
   }
   // TLM_GENERIC_ERROR (SLVERR) / TLM_ADDRESS_ERROR (DECERR, or beyond the 64 KiB space) are device
   // answers: counted in PlatformStats::mmio_errors; the read data is what the device returned.
@@ -61,7 +64,9 @@ uint32_t SimDevice::read32(uint32_t offset) {
   return v;
 }
 
-void SimDevice::write32(uint32_t offset, uint32_t value) { transport(tlm::TLM_WRITE_COMMAND, offset, &value, 1); }
+void SimDevice::write32(uint32_t offset, uint32_t value) {
+  transport(tlm::TLM_WRITE_COMMAND, offset, &value, 1);
+}
 
 void SimDevice::write_block(uint32_t offset, std::span<const uint32_t> words) {
   constexpr size_t kChunk = 256;
@@ -76,15 +81,17 @@ void SimDevice::write_block(uint32_t offset, std::span<const uint32_t> words) {
 Result<std::unique_ptr<hal::DmaBuffer>> SimDevice::alloc_dma(size_t bytes, size_t align) {
   if (bytes == 0 || align == 0 || (align & (align - 1)) != 0) {
     return make_error(Errc::kInvalidArgument,
-                      "alloc_dma: bytes must be > 0 and align a power of two (bytes=" + std::to_string(bytes) +
-                          ", align=" + std::to_string(align) + ")");
+                      "alloc_dma: bytes must be > 0 and align a power of two (bytes=" +
+                          std::to_string(bytes) + ", align=" + std::to_string(align) + ")");
   }
   const auto addr = mem_.alloc(bytes, align);
   if (!addr) {
-    return make_error(Errc::kNoMemory, "alloc_dma: host memory exhausted (" + std::to_string(bytes) + " bytes)");
+    return make_error(Errc::kNoMemory,
+                      "alloc_dma: host memory exhausted (" + std::to_string(bytes) + " bytes)");
   }
   auto* p = reinterpret_cast<std::byte*>(mem_.ptr(*addr, bytes));
-  return std::unique_ptr<hal::DmaBuffer>(std::make_unique<SimDmaBuffer>(std::span<std::byte>(p, bytes), *addr));
+  return std::unique_ptr<hal::DmaBuffer>(
+      std::make_unique<SimDmaBuffer>(std::span<std::byte>(p, bytes), *addr));
 }
 
 void SimDevice::wait_cycles(uint64_t cycles) {
@@ -98,10 +105,14 @@ uint64_t SimDevice::now_cycles() { return core_.cycle(); }
 
 void SimDevice::sync() { qk_.sync(); }
 
-HostCpu::HostCpu(sc_core::sc_module_name name, CoreModel& core, HostMemory& mem, sc_core::sc_time period)
+HostCpu::HostCpu(sc_core::sc_module_name name, CoreModel& core, HostMemory& mem,
+                 sc_core::sc_time period)
     : sc_core::sc_module(name), mmio("mmio"), dev_(mmio, core, mem, period) {
   SC_HAS_PROCESS(HostCpu);
   SC_THREAD(thread);
+  // The host function is arbitrary driver/test code: give it a normal thread's stack instead
+  // of SystemC's 256 KiB default.
+  set_stack_size(kHostStackBytes);
 }
 
 void HostCpu::arm(const std::function<void(hal::Device&)>* job) {

@@ -8,14 +8,14 @@
 // global quantum), allocates DMA buffers from HostMemory and advances the core for wait_cycles.
 #pragma once
 
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/tlm_quantumkeeper.h>
 
 #include <exception>
 #include <functional>
 #include <memory>
+#include <systemc>
+#include <tlm>
 
 #include "bouncer/hal.hpp"
 #include "platform/core_model.hpp"
@@ -25,8 +25,8 @@ namespace bouncer::sim {
 
 class SimDevice final : public hal::Device {
  public:
-  SimDevice(tlm_utils::simple_initiator_socket<class HostCpu>& mmio, CoreModel& core, HostMemory& mem,
-            sc_core::sc_time period);
+  SimDevice(tlm_utils::simple_initiator_socket<class HostCpu>& mmio, CoreModel& core,
+            HostMemory& mem, sc_core::sc_time period);
 
   uint32_t read32(uint32_t offset) override;
   void write32(uint32_t offset, uint32_t value) override;

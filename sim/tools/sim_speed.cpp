@@ -2,13 +2,14 @@
 // sim_speed: how fast does the co-simulation platform clock bouncer_core?
 //   sim_speed [data_width=64] [idle_cycles=20000000] [fst_path]
 // Prints simulated cycles per wall second for idle cycles (one big wait_cycles, and polling in
-// steps of 64 cycles), and MMIO register reads per second.
+// steps of 64 cycles), MMIO register reads per second, and a busy run of NOP WQEs (DMA traffic).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "bouncer/regs.hpp"
+#include "bouncer/result.hpp"
 #include "bouncer/sim/platform.hpp"
 
 namespace {
@@ -30,6 +31,8 @@ extern "C" int sc_main(int argc, char** argv) {
 
   double t_big = 0, t_poll = 0, t_mmio = 0;
   uint64_t mmio_n = 0, mmio_cycles = 0;
+  double t_busy = 0;
+  uint64_t busy_cycles = 0, busy_wqes = 0;
   plat.run([&](bouncer::hal::Device& dev) {
     auto t0 = std::chrono::steady_clock::now();
     dev.wait_cycles(n);
@@ -46,15 +49,62 @@ extern "C" int sc_main(int argc, char** argv) {
     t_mmio = seconds_since(t0);
     mmio_cycles = dev.now_cycles() - c0;
     if (acc == 0xFFFFFFFFu) std::puts("");  // keep the loop
+
+    // Busy: NOP WQEs through the SQ (WQE DMA read + CQE DMA write each), polled like a driver.
+    namespace R = bouncer::regs;
+    constexpr uint32_t kLog2 = 8, kN = 1u << kLog2;
+    auto sq = dev.alloc_dma(kN * R::sq_wqe::kBytes, 64);
+    auto cq = dev.alloc_dma(kN * R::cqe::kBytes, 32);
+    if (!sq.ok() || !cq.ok()) return;
+    auto w32 = [&](uint32_t off, uint64_t v) {
+      dev.write32(off, static_cast<uint32_t>(v));
+      dev.write32(off + 4, static_cast<uint32_t>(v >> 32));
+    };
+    w32(R::reg::SQ_BASE_LO, (*sq)->device_addr());
+    dev.write32(R::reg::SQ_SIZE, kLog2);
+    w32(R::reg::CQ_BASE_LO, (*cq)->device_addr());
+    dev.write32(R::reg::CQ_SIZE, kLog2);
+    dev.write32(R::reg::CTRL, 1);
+    const uint64_t b0 = dev.now_cycles();
+    t0 = std::chrono::steady_clock::now();
+    for (uint32_t i = 0; i < kN - 1; ++i) {
+      auto wqe = (*sq)->bytes().subspan(i * R::sq_wqe::kBytes, R::sq_wqe::kBytes);
+      R::put(wqe, R::sq_wqe::WR_ID, i);
+      R::put(wqe, R::sq_wqe::OPCODE, static_cast<uint64_t>(R::SqOp::NOP));
+      R::put(wqe, R::sq_wqe::VALID, 1);
+    }
+    dev.write32(R::reg::SQ_DB, kN - 1);
+    auto last = (*cq)->bytes().subspan((kN - 2) * R::cqe::kBytes, R::cqe::kBytes);
+    while (R::get(last, R::cqe::VALID) != 1 && dev.now_cycles() - b0 < 100'000'000)
+      dev.wait_cycles(16);
+    t_busy = seconds_since(t0);
+    busy_cycles = dev.now_cycles() - b0;
+    busy_wqes = R::get(last, R::cqe::VALID) == 1 ? kN - 1 : 0;
   });
 
-  std::printf("sim_speed: data_width=%u%s\n", cfg.data_width, cfg.fst_path.empty() ? "" : " (FST tracing on)");
-  std::printf("  idle, one wait_cycles(%llu):  %.2f Mcycles/s\n", static_cast<unsigned long long>(n),
-              static_cast<double>(n) / t_big / 1e6);
-  std::printf("  idle, wait_cycles(64) loop:   %.2f Mcycles/s\n", static_cast<double>(n) / t_poll / 1e6);
-  std::printf("  MMIO read32 (TLM b_transport + AXI4-Lite handshake): %.2f M reads/s, %.1f cycles/read, %.2f Mcycles/s\n",
-              static_cast<double>(mmio_n) / t_mmio / 1e6, static_cast<double>(mmio_cycles) / static_cast<double>(mmio_n),
-              static_cast<double>(mmio_cycles) / t_mmio / 1e6);
+  std::printf("sim_speed: data_width=%u%s\n", cfg.data_width,
+              cfg.fst_path.empty() ? "" : " (FST tracing on)");
+  std::printf("  idle, one wait_cycles(%llu):  %.2f Mcycles/s\n",
+              static_cast<unsigned long long>(n), static_cast<double>(n) / t_big / 1e6);
+  std::printf("  idle, wait_cycles(64) loop:   %.2f Mcycles/s\n",
+              static_cast<double>(n) / t_poll / 1e6);
+  std::printf(
+      "  MMIO read32 (TLM b_transport + AXI4-Lite handshake): %.2f M reads/s, %.1f cycles/read, "
+      "%.2f Mcycles/s\n",
+      static_cast<double>(mmio_n) / t_mmio / 1e6,
+      static_cast<double>(mmio_cycles) / static_cast<double>(mmio_n),
+      static_cast<double>(mmio_cycles) / t_mmio / 1e6);
+  if (busy_wqes > 0) {
+    std::printf(
+        "  busy, %llu NOP WQEs (DMA read + CQE write each, latency %llu): %.2f Mcycles/s, %.1f "
+        "cycles/WQE\n",
+        static_cast<unsigned long long>(busy_wqes),
+        static_cast<unsigned long long>(cfg.mem_latency_cycles),
+        static_cast<double>(busy_cycles) / t_busy / 1e6,
+        static_cast<double>(busy_cycles) / static_cast<double>(busy_wqes));
+  } else {
+    std::printf("  busy: the NOP WQEs did not complete (RTL not ready?)\n");
+  }
   std::printf("  total simulated cycles %llu in %.3f s wall inside run()\n",
               static_cast<unsigned long long>(plat.cycles()), plat.wall_seconds());
   return 0;

@@ -38,7 +38,8 @@ namespace sim = bouncer::sim;
 // A plausible passive-side connection: we are 10.0.0.1:port, the peer 10.0.1.x.
 CmContext make_ctx(std::mt19937_64& rng, uint32_t cm_id, uint8_t rev, bool enhanced, bool vlan) {
   CmContext c;
-  c.rem_mac = {0x02, 0x00, 0x5e, 0x10, static_cast<uint8_t>(cm_id >> 8), static_cast<uint8_t>(cm_id)};
+  c.rem_mac = {
+      0x02, 0x00, 0x5e, 0x10, static_cast<uint8_t>(cm_id >> 8), static_cast<uint8_t>(cm_id)};
   c.loc_mac = {0x02, 0xbb, 0xcc, 0xdd, 0xee, 0x01};
   c.vlan_en = vlan;
   c.vlan_tci = static_cast<uint16_t>((3u << 13) | (100 + (cm_id % 3000)));
@@ -87,7 +88,7 @@ golden::RejectParams to_params(const CmContext& c, std::span<const std::byte> pd
   p.ird_ord_override = o.ird_ord;
   p.fin = o.fin;
   p.pd.resize(pd.size());
-  std::memcpy(p.pd.data(), pd.data(), pd.size());
+  if (!pd.empty()) std::memcpy(p.pd.data(), pd.data(), pd.size());
   return p;
 }
 
@@ -109,7 +110,8 @@ void check_frames(const sim::Platform& plat, const std::vector<Expect>& exp) {
   const auto& got = plat.tx_frames();
   ASSERT_EQ(got.size(), exp.size()) << "frames on the wire vs. successful rejects";
   for (size_t i = 0; i < exp.size(); ++i) {
-    ASSERT_EQ(got[i].bytes.size(), exp[i].frame.size()) << "frame " << i << " cm_id " << exp[i].cm_id;
+    ASSERT_EQ(got[i].bytes.size(), exp[i].frame.size())
+        << "frame " << i << " cm_id " << exp[i].cm_id;
     for (size_t b = 0; b < exp[i].frame.size(); ++b) {
       ASSERT_EQ(got[i].bytes[b], exp[i].frame[b])
           << "frame " << i << " byte " << b << " cm_id " << exp[i].cm_id;
@@ -163,7 +165,7 @@ TEST_P(SystemReject, RevVlanPdLengthMatrix) {
     std::mt19937_64 rng(GetParam());
     const size_t lens[] = {0, 1, 3, 4, 5, 63, 64, 65, 255, 512};
     uint32_t id = 0;
-    for (int shape = 0; shape < 3; ++shape) {          // rev 1, rev 2 enhanced, rev 2 plain
+    for (int shape = 0; shape < 3; ++shape) {  // rev 1, rev 2 enhanced, rev 2 plain
       for (bool vlan : {false, true}) {
         for (size_t len : lens) {
           const uint8_t rev = shape == 0 ? 1 : 2;
@@ -577,8 +579,8 @@ TEST_P(SystemReject, ControlQueueContexts) {
 // checksum code; with the peer's MPA requests added, tshark's iwarp_mpa dissector must see a
 // reject (rej_flag 1) with the PD as posted and no checksum error.
 TEST_P(SystemReject, PcapReadBackAndTshark) {
-  const std::string path = ::testing::TempDir() + "bouncer_system_w" +
-                           std::to_string(GetParam()) + ".pcap";
+  const std::string path =
+      ::testing::TempDir() + "bouncer_system_w" + std::to_string(GetParam()) + ".pcap";
   auto cfg = config(GetParam());
   cfg.pcap_path = path;
   std::vector<std::vector<uint8_t>> pds;

@@ -159,8 +159,10 @@ class BuilderHarness {
         first = false;
         const unsigned nbytes = sizeof(m_->m_axis_tkeep) * 8;
         for (unsigned lane = 0; lane < nbytes; ++lane) {
-          if (keep_bit(m_->m_axis_tkeep, lane)) out.frame.push_back(lane_byte(m_->m_axis_tdata, lane));
-          else EXPECT_EQ(lane_byte(m_->m_axis_tdata, lane), 0) << "data past tkeep not zero";
+          if (keep_bit(m_->m_axis_tkeep, lane))
+            out.frame.push_back(lane_byte(m_->m_axis_tdata, lane));
+          else
+            EXPECT_EQ(lane_byte(m_->m_axis_tdata, lane), 0) << "data past tkeep not zero";
         }
         if (m_->m_axis_tlast) {
           out.seq_advance = m_->seq_advance;

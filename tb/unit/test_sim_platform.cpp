@@ -22,12 +22,12 @@
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
 // White-box: the platform's protocol checkers (private headers under sim/).
-#include "net/tx_sink.hpp"
-#include "platform/axi_dma_adapter.hpp"
-#include "platform/host_memory.hpp"
 #include "golden/frame_parser.hpp"
 #include "golden/pcap_io.hpp"
 #include "golden/reject_frame.hpp"
+#include "net/tx_sink.hpp"
+#include "platform/axi_dma_adapter.hpp"
+#include "platform/host_memory.hpp"
 
 namespace {
 
@@ -50,9 +50,10 @@ bool claim_process() {
   used = true;
   return first;
 }
-#define REQUIRE_OWN_PROCESS()                                                                          \
-  do {                                                                                                 \
-    if (!claim_process()) GTEST_SKIP() << "needs its own process (SystemC elaborates once); use ctest"; \
+#define REQUIRE_OWN_PROCESS()                                                       \
+  do {                                                                              \
+    if (!claim_process())                                                           \
+      GTEST_SKIP() << "needs its own process (SystemC elaborates once); use ctest"; \
   } while (0)
 
 std::string temp_path(const std::string& name) {
@@ -71,7 +72,9 @@ void write64(Device& d, uint32_t lo_offset, uint64_t v) {
   d.write32(lo_offset + 4, static_cast<uint32_t>(v >> 32));
 }
 
-std::span<std::byte> slot(DmaBuffer& b, size_t idx, size_t bytes) { return b.bytes().subspan(idx * bytes, bytes); }
+std::span<std::byte> slot(DmaBuffer& b, size_t idx, size_t bytes) {
+  return b.bytes().subspan(idx * bytes, bytes);
+}
 
 // Polls the VALID bit (qword 3, bit 63) of a 32-byte completion until it equals `pol`.
 // Returns the cycle at which it was seen, or 0 on timeout.
@@ -184,7 +187,8 @@ TEST(SimPlatform, MmioWriteLogRecordsEveryWrite) {
     EXPECT_EQ(log[2 + i].offset, R::reg::PUSH_PAGE + 4 * i);
     EXPECT_EQ(log[2 + i].value, block[i]);
   }
-  for (size_t i = 1; i < log.size(); ++i) EXPECT_GT(log[i].cycle, log[i - 1].cycle) << "entry " << i;
+  for (size_t i = 1; i < log.size(); ++i)
+    EXPECT_GT(log[i].cycle, log[i - 1].cycle) << "entry " << i;
   EXPECT_LE(log.back().cycle, plat.cycles());
   EXPECT_EQ(plat.stats().mmio_writes, log.size());
 }
@@ -199,15 +203,18 @@ TEST(SimPlatform, AllocDmaAlignedZeroedDisjoint) {
     struct Req {
       size_t bytes, align;
     };
-    const std::vector<Req> reqs = {{1, 1}, {64, 64}, {3, 8}, {4096, 4096}, {100, 32}, {8, 2 * 1024 * 1024}, {7, 16}};
+    const std::vector<Req> reqs = {
+        {1, 1}, {64, 64}, {3, 8}, {4096, 4096}, {100, 32}, {8, 2 * 1024 * 1024}, {7, 16}};
     std::vector<std::unique_ptr<DmaBuffer>> bufs;
     for (const auto& r : reqs) {
       auto b = alloc(d, r.bytes, r.align);
       EXPECT_EQ(b->device_addr() % r.align, 0u) << "align " << r.align;
-      EXPECT_GE(b->device_addr(), cfg.host_mem_base) << "DMA addresses start high (64-bit addressing)";
+      EXPECT_GE(b->device_addr(), cfg.host_mem_base)
+          << "DMA addresses start high (64-bit addressing)";
       ASSERT_EQ(b->bytes().size(), r.bytes);
       for (std::byte x : b->bytes()) ASSERT_EQ(x, std::byte{0});
-      std::fill(b->bytes().begin(), b->bytes().end(), std::byte{0xEE});  // must not leak into others
+      std::fill(b->bytes().begin(), b->bytes().end(),
+                std::byte{0xEE});  // must not leak into others
       b->sync_to_device(0, r.bytes);
       b->sync_from_device(0, r.bytes);
       bufs.push_back(std::move(b));
@@ -267,13 +274,32 @@ TEST(SimPlatform, HostExceptionIsRethrownByRun) {
   REQUIRE_OWN_PROCESS();
   Platform plat(PlatformConfig{});
   EXPECT_THROW(plat.run([](Device& d) {
-                 d.wait_cycles(10);
-                 throw std::runtime_error("host failed");
-               }),
+    d.wait_cycles(10);
+    throw std::runtime_error("host failed");
+  }),
                std::runtime_error);
   uint32_t id = 0;
   plat.run([&](Device& d) { id = d.read32(R::reg::ID); });
   EXPECT_EQ(id, kIdValue);
+}
+
+[[gnu::noinline]] uint64_t use_big_stack(uint8_t seed) {
+  volatile uint8_t big[2 << 20];  // 2 MiB: more than SystemC's default 256 KiB thread stack
+  for (size_t i = 0; i < sizeof(big); i += 512) big[i] = static_cast<uint8_t>(seed + i / 512);
+  uint64_t sum = 0;
+  for (size_t i = 0; i < sizeof(big); i += 512) sum += big[i];
+  return sum;
+}
+
+TEST(SimPlatform, HostThreadHasALargeStack) {
+  REQUIRE_OWN_PROCESS();
+  Platform plat(PlatformConfig{});
+  uint64_t sum = 0;
+  plat.run([&](Device& d) {
+    sum = use_big_stack(1);
+    d.wait_cycles(1);
+  });
+  EXPECT_GT(sum, 0u);
 }
 
 TEST(SimPlatform, BadConfigurationThrows) {
@@ -370,7 +396,8 @@ TEST(SimPlatformDma, SqNopFetchesWqeAndWritesCqe) {
     // The consumer index moves on once the engine is done with the WQE (possibly after the
     // CQE write's B response).
     uint32_t ci = 0;
-    for (int i = 0; i < 100 && (ci = d.read32(R::reg::SQ_CI)) != 1; ++i) d.wait_cycles(cfg.mem_latency_cycles);
+    for (int i = 0; i < 100 && (ci = d.read32(R::reg::SQ_CI)) != 1; ++i)
+      d.wait_cycles(cfg.mem_latency_cycles);
     EXPECT_EQ(ci, 1u);
   });
   auto c = slot(*q.cq, 0, R::cqe::kBytes);
@@ -527,7 +554,8 @@ golden::RejectParams reject_once(Platform& plat, Device& d, Queues& q, uint64_t*
   cqp_cmd(0, R::CqpOp::WRITE_CM_CONTEXT, ctx->device_addr());
   auto back = alloc(d, R::cm_ctx::kBytes, 64);
   cqp_cmd(1, R::CqpOp::READ_CM_CONTEXT, back->device_addr());
-  EXPECT_TRUE(std::equal(img.begin(), img.end(), back->bytes().begin())) << "context DMA round trip";
+  EXPECT_TRUE(std::equal(img.begin(), img.end(), back->bytes().begin()))
+      << "context DMA round trip";
 
   auto w = slot(*q.sq, 0, R::sq_wqe::kBytes);
   std::fill(w.begin(), w.end(), std::byte{0});
@@ -541,8 +569,8 @@ golden::RejectParams reject_once(Platform& plat, Device& d, Queues& q, uint64_t*
   d.write32(R::reg::SQ_DB, 1);
   auto c = slot(*q.cq, 0, R::cqe::kBytes);
   EXPECT_NE(poll_cqe(d, c), 0u) << "no CQE for the reject";
-  EXPECT_EQ(R::get(c, R::cqe::ERROR), 0u) << "MAJERR " << R::get(c, R::cqe::MAJERR) << " MINERR "
-                                          << R::get(c, R::cqe::MINERR);
+  EXPECT_EQ(R::get(c, R::cqe::ERROR), 0u)
+      << "MAJERR " << R::get(c, R::cqe::MAJERR) << " MINERR " << R::get(c, R::cqe::MINERR);
   EXPECT_EQ(R::get(c, R::cqe::WR_ID), 0xFEEDu);
   *cqe_frame_len = R::get(c, R::cqe::FRAME_LEN);
   (void)plat;
@@ -585,7 +613,8 @@ void reject_frame_test(unsigned width, double ready_prob) {
   auto parsed = golden::parse_mpa_reply(f.bytes, &why);
   ASSERT_TRUE(parsed.has_value()) << why;
   EXPECT_TRUE(golden::reject_matches_params(*parsed, params, &why)) << why;
-  EXPECT_EQ(f.bytes, golden::build_mpa_reject_frame(params)) << "frame differs from the golden model";
+  EXPECT_EQ(f.bytes, golden::build_mpa_reject_frame(params))
+      << "frame differs from the golden model";
 
   auto pkts = golden::read_pcap(cfg.pcap_path, &why);
   ASSERT_TRUE(pkts.has_value()) << why;
@@ -682,7 +711,8 @@ TEST(SimPlatformChecks, DmaReadBurstTimingAndOrder) {
   std::vector<Beat> beats;
   while (b.edge < 60) {
     b.p.m_axi_rready = (b.edge % 5 == 3) ? 0 : 1;  // some backpressure
-    if (b.p.m_axi_rvalid && b.p.m_axi_rready) beats.push_back({b.edge + 1, b.p.m_axi_rdata, b.p.m_axi_rid, b.p.m_axi_rlast});
+    if (b.p.m_axi_rvalid && b.p.m_axi_rready)
+      beats.push_back({b.edge + 1, b.p.m_axi_rdata, b.p.m_axi_rid, b.p.m_axi_rlast});
     b.tick();
   }
   ASSERT_EQ(beats.size(), 10u);
@@ -839,7 +869,9 @@ struct TxBench {
   FakePins p;
   uint64_t edge = 0;
   explicit TxBench(double prob)
-      : sink(8, 3, prob, [this](std::vector<uint8_t>&& f, uint64_t, uint64_t) { frames.push_back(std::move(f)); }) {
+      : sink(8, 3, prob, [this](std::vector<uint8_t>&& f, uint64_t, uint64_t) {
+          frames.push_back(std::move(f));
+        }) {
     sink.drive(p);
   }
   void tick() {

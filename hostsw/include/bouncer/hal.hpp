@@ -45,7 +45,8 @@ class Device {
   /// Several consecutive 32-bit writes that the host may combine (a write-combining
   /// mapping on a card; one burst of AXI4-Lite writes in simulation). Used for the push page.
   virtual void write_block(uint32_t offset, std::span<const uint32_t> words) {
-    for (size_t i = 0; i < words.size(); ++i) write32(offset + 4 * static_cast<uint32_t>(i), words[i]);
+    for (size_t i = 0; i < words.size(); ++i)
+      write32(offset + 4 * static_cast<uint32_t>(i), words[i]);
   }
   /// Allocate a zeroed DMA buffer; `align` is a power of two.
   virtual Result<std::unique_ptr<DmaBuffer>> alloc_dma(size_t bytes, size_t align) = 0;

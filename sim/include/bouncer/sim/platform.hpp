@@ -22,15 +22,17 @@
 namespace bouncer::sim {
 
 struct PlatformConfig {
-  unsigned data_width = 64;            // 64 or 512: which verilated model
-  uint64_t mem_latency_cycles = 200;   // host memory read/write latency (≈0.8 us at 250 MHz)
-  uint64_t mem_latency_jitter = 0;     // extra uniform random 0..jitter cycles per DMA burst
-  double tx_ready_prob = 1.0;          // probability that m_axis_tx_tready is 1 in a cycle
+  unsigned data_width = 64;           // 64 or 512: which verilated model
+  uint64_t mem_latency_cycles = 200;  // host memory read/write latency (≈0.8 us at 250 MHz)
+  uint64_t mem_latency_jitter = 0;    // extra uniform random 0..jitter cycles per DMA burst
+  double tx_ready_prob = 1.0;         // probability that m_axis_tx_tready is 1 in a cycle
   uint64_t seed = 1;
-  std::string pcap_path;               // "" = no pcap
-  std::string fst_path;                // "" = no waveform
-  double clock_mhz = 250.0;            // for pcap timestamps and reports
-  uint64_t mmio_cycles = 0;            // optional extra host-side cost per MMIO access
+  std::string pcap_path;     // "" = no pcap
+  std::string fst_path;      // "" = no waveform
+  double clock_mhz = 250.0;  // for pcap timestamps and reports
+  uint64_t mmio_cycles = 0;  // optional extra host-side cost per MMIO access
+                             // (the device runs this many cycles before the
+                             // access is presented on AXI4-Lite)
   // --- additions ---
   uint64_t host_mem_base = 0x1'0000'0000ull;  // first DMA address handed out by alloc_dma
   uint64_t host_mem_bytes = 1ull << 30;       // capacity of host memory (reserved lazily)
@@ -56,14 +58,14 @@ struct MmioWrite {
 struct PlatformStats {
   uint64_t mmio_reads = 0;
   uint64_t mmio_writes = 0;
-  uint64_t mmio_errors = 0;        // AXI4-Lite responses other than OKAY
+  uint64_t mmio_errors = 0;  // AXI4-Lite responses other than OKAY
   uint64_t dma_read_bursts = 0;
   uint64_t dma_read_beats = 0;
   uint64_t dma_write_bursts = 0;
   uint64_t dma_write_beats = 0;
-  uint64_t dma_errors = 0;         // bursts answered with SLVERR or DECERR
+  uint64_t dma_errors = 0;  // bursts answered with SLVERR or DECERR
   uint64_t tx_beats = 0;
-  uint64_t tx_stall_cycles = 0;    // cycles with tvalid=1 and tready=0
+  uint64_t tx_stall_cycles = 0;  // cycles with tvalid=1 and tready=0
 };
 
 // Errors: a bad configuration (data_width, clock, memory region, unwritable pcap/FST path) or a
@@ -86,8 +88,8 @@ class Platform {  // one per process (SystemC elaborates once per process)
 
   const std::vector<TxFrame>& tx_frames() const;
   const std::vector<MmioWrite>& mmio_writes() const;  // log of every register write
-  uint64_t cycles() const;                             // simulated core cycles so far
-  double wall_seconds() const;                         // wall time spent inside run()
+  uint64_t cycles() const;                            // simulated core cycles so far
+  double wall_seconds() const;                        // wall time spent inside run()
   // Extra frames (e.g. peer side) into the same pcap, timestamped at `cycle`.
   void write_pcap_frame(std::span<const uint8_t> frame, uint64_t cycle);
   void set_tx_ready_prob(double p);
