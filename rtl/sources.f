@@ -1,5 +1,6 @@
 host/bouncer_regs_pkg.sv
 common/bouncer_util_pkg.sv
+common/bouncer_rr_arbiter.sv
 host/bouncer_axil_regs.sv
 host/bouncer_dma_rd.sv
 host/bouncer_dma_wr.sv

@@ -45,7 +45,7 @@ module bouncer_dma_rd #(
 );
 
   logic                busy_q;
-  logic [CLIENT_W-1:0] owner_q, rr_q;
+  logic [CLIENT_W-1:0] owner_q;
   logic [ADDR_W-1:0]   addr_q;        // next burst address
   logic [8:0]          ar_left_q;     // beats not yet requested
   logic [8:0]          r_left_q;      // beats not yet received
@@ -56,16 +56,9 @@ module bouncer_dma_rd #(
   // round-robin pick among requesting clients, starting after the last owner
   logic                pick_valid;
   logic [CLIENT_W-1:0] pick;
-  always_comb begin
-    pick_valid = 1'b0;
-    pick       = '0;
-    for (int k = N; k >= 1; k--) begin
-      if (cmd_valid[(32'(rr_q) + k) % N]) begin
-        pick_valid = 1'b1;
-        pick       = CLIENT_W'((32'(rr_q) + k) % N);
-      end
-    end
-  end
+  bouncer_rr_arbiter #(.N(N), .W(CLIENT_W)) u_arb (
+    .clk, .rst, .req(cmd_valid), .accept(!busy_q), .grant_valid(pick_valid), .grant(pick)
+  );
 
   always_comb begin
     cmd_ready = '0;
@@ -83,7 +76,6 @@ module bouncer_dma_rd #(
       if (pick_valid) begin
         busy_q    <= 1'b1;
         owner_q   <= pick;
-        rr_q      <= pick;
         addr_q    <= cmd_addr[pick*ADDR_W +: ADDR_W];
         ar_left_q <= {1'b0, cmd_beats[pick*8 +: 8]};
         r_left_q  <= {1'b0, cmd_beats[pick*8 +: 8]};
@@ -109,7 +101,6 @@ module bouncer_dma_rd #(
     if (rst) begin
       busy_q    <= 1'b0;
       owner_q   <= '0;
-      rr_q      <= CLIENT_W'(N - 1);
       arvalid_q <= 1'b0;
       arlen_q   <= '0;
       addr_q    <= '0;

@@ -44,23 +44,16 @@ module bouncer_dma_wr #(
 );
 
   logic                busy_q, awvalid_q, wvalid_q;
-  logic [CLIENT_W-1:0] owner_q, rr_q;
+  logic [CLIENT_W-1:0] owner_q;
   logic [ADDR_W-1:0]   addr_q;
   logic [3:0]          beats_q, sent_q;
   logic [511:0]        data_q;
 
   logic                pick_valid;
   logic [CLIENT_W-1:0] pick;
-  always_comb begin
-    pick_valid = 1'b0;
-    pick       = '0;
-    for (int k = N; k >= 1; k--) begin
-      if (cmd_valid[(32'(rr_q) + k) % N]) begin
-        pick_valid = 1'b1;
-        pick       = CLIENT_W'((32'(rr_q) + k) % N);
-      end
-    end
-  end
+  bouncer_rr_arbiter #(.N(N), .W(CLIENT_W)) u_arb (
+    .clk, .rst, .req(cmd_valid), .accept(!busy_q), .grant_valid(pick_valid), .grant(pick)
+  );
 
   always_comb begin
     cmd_ready = '0;
@@ -78,7 +71,6 @@ module bouncer_dma_wr #(
         awvalid_q <= 1'b1;
         wvalid_q  <= 1'b1;
         owner_q   <= pick;
-        rr_q      <= pick;
         addr_q    <= cmd_addr[pick*ADDR_W +: ADDR_W];
         beats_q   <= cmd_beats[pick*4 +: 4];
         data_q    <= cmd_data[pick*512 +: 512];
@@ -102,7 +94,6 @@ module bouncer_dma_wr #(
       awvalid_q <= 1'b0;
       wvalid_q  <= 1'b0;
       owner_q   <= '0;
-      rr_q      <= CLIENT_W'(N - 1);
       addr_q    <= '0;
       beats_q   <= '0;
       sent_q    <= '0;

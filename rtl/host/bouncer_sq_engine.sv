@@ -262,7 +262,8 @@ module bouncer_sq_engine #(
         pd_wr_idx  <= {4'd0, beat_q};
         pd_wr_data <= w.inline_pd[64*beat_q[1:0] +: 64];
         beat_q     <= beat_q + 3'd1;
-        if (beat_q == 3'd3) state_q <= S_BUILD;
+        // only the words that hold PD bytes: ceil(pd_len / 8) of the 4
+        if (beat_q == 3'd3 || {10'd0, beat_q + 3'd1, 3'b000} >= w.pd_len) state_q <= S_BUILD;
       end
       S_PD_CMD: if (dma_ready) begin
         pd_wr_idx <= '1;            // incremented before the first write
