@@ -79,7 +79,7 @@ std::vector<std::byte> make_pd(unsigned i, const SimOptions& o) {
 }
 
 struct Totals {
-  unsigned ok = 0, failed = 0, push = 0, db = 0, pshdrop = 0;
+  unsigned ok = 0, failed = 0, push = 0, db = 0, pshdrop = 0, pd_ok = 0;
   uint64_t lat_sum = 0;
   uint32_t lat_min = std::numeric_limits<uint32_t>::max(), lat_max = 0;
 };
@@ -194,7 +194,9 @@ int run_sim(const SimOptions& o) {
               std::equal(pd.begin(), pd.end(),
                          frames.back().bytes.end() - static_cast<std::ptrdiff_t>(pd.size()),
                          [](std::byte a, uint8_t b) { return std::to_integer<uint8_t>(a) == b; });
-          if (!pd_ok) {
+          if (pd_ok) {
+            ++t.pd_ok;
+          } else {
             status += ", BUT the frame on the wire does not carry the posted PD";
             rc = 1;
           }
@@ -225,7 +227,9 @@ int run_sim(const SimOptions& o) {
     }
     fmt::print("simulated {} cycles in {:.3f} s wall: {:.0f} cycles/s\n", cycles, wall,
                wall > 0 ? static_cast<double>(cycles) / wall : 0.0);
-    fmt::print("TX frames: {}\n", platform.tx_frames().size());
+    fmt::print("TX frames: {} ({} of {} end with exactly the private data posted)\n",
+               platform.tx_frames().size(), t.pd_ok, t.ok);
+    if (platform.tx_frames().size() != t.ok) rc = 1;  // a frame nobody asked for, or one missing
     if (!o.pcap.empty()) fmt::print("pcap: {}\n", o.pcap);
     if (!o.fst.empty()) fmt::print("waveform: {}\n", o.fst);
   } catch (const std::exception& e) {
