@@ -4,8 +4,14 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 
 #include "sim_cmd.hpp"
+
+namespace {
+// SystemC prints a banner when it starts unless told not to; keep the CLI output ours.
+[[maybe_unused]] const int kQuietSystemC = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+}  // namespace
 
 // libsystemc provides main() and calls sc_main(): the co-simulation backend is linked in.
 extern "C" int sc_main(int argc, char** argv) {
