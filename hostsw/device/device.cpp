@@ -17,17 +17,7 @@ namespace r = regs::reg;
 
 constexpr size_t kCtxBytes = regs::kCmCtxBytes;
 
-const char* cqp_op_name(uint8_t op) {
-  switch (static_cast<regs::CqpOp>(op)) {
-    case regs::CqpOp::WRITE_CM_CONTEXT:
-      return "WRITE_CM_CONTEXT";
-    case regs::CqpOp::READ_CM_CONTEXT:
-      return "READ_CM_CONTEXT";
-    case regs::CqpOp::NOP:
-      return "NOP";
-  }
-  return "?";
-}
+const char* cqp_op_name(uint8_t op) { return regs::name(static_cast<regs::CqpOp>(op)); }
 
 void write_base(hal::Device& hal, uint32_t lo_reg, uint64_t addr) {
   hal.write32(lo_reg, static_cast<uint32_t>(addr));
@@ -73,56 +63,9 @@ void advance_tail(queues::SqRing& ring, const Slots& slots) {
 
 }  // namespace
 
-const char* cq_major_name(uint16_t major) {
-  switch (static_cast<regs::CqMajor>(major)) {
-    case regs::CqMajor::OK:
-      return "OK";
-    case regs::CqMajor::WQE:
-      return "WQE";
-    case regs::CqMajor::CTX:
-      return "CTX";
-    case regs::CqMajor::DMA:
-      return "DMA";
-    case regs::CqMajor::DRV:
-      return "DRV";
-  }
-  return "?";
-}
+const char* cq_major_name(uint16_t major) { return regs::name(static_cast<regs::CqMajor>(major)); }
 
-const char* cq_minor_name(uint16_t minor) {
-  using M = regs::CqMinor;
-  switch (static_cast<M>(minor)) {
-    case M::NONE:
-      return "NONE";
-    case M::BAD_OPCODE:
-      return "BAD_OPCODE";
-    case M::PD_TOO_LONG:
-      return "PD_TOO_LONG";
-    case M::STALE_WQE:
-      return "STALE_WQE";
-    case M::ADDR_MISALIGNED:
-      return "ADDR_MISALIGNED";
-    case M::CM_ID_RANGE:
-      return "CM_ID_RANGE";
-    case M::NO_CONTEXT:
-      return "NO_CONTEXT";
-    case M::BAD_STATE:
-      return "BAD_STATE";
-    case M::BAD_REV:
-      return "BAD_REV";
-    case M::DMA_WQE:
-      return "DMA_WQE";
-    case M::DMA_PD:
-      return "DMA_PD";
-    case M::DMA_CTX:
-      return "DMA_CTX";
-    case M::TIMEOUT:
-      return "TIMEOUT";
-    case M::RING_FULL:
-      return "RING_FULL";
-  }
-  return "?";
-}
+const char* cq_minor_name(uint16_t minor) { return regs::name(static_cast<regs::CqMinor>(minor)); }
 
 std::string cq_status_name(uint16_t major, uint16_t minor) {
   return fmt::format("{}/{} (0x{:04X}/0x{:04X})", cq_major_name(major), cq_minor_name(minor), major,

@@ -41,12 +41,36 @@ enum class SqOp : uint8_t {
   MPA_REJECT = 0x20,  // Send an MPA reply with the R bit on the connection named by cm_id.
 };
 
+/// Name of a sq_op value as in regs/bouncer.toml; "?" if unknown.
+constexpr const char* name(SqOp v) {
+  switch (v) {
+    case SqOp::NOP:
+      return "NOP";
+    case SqOp::MPA_REJECT:
+      return "MPA_REJECT";
+  }
+  return "?";
+}
+
 // Control-queue (CQP) opcodes (header qword bits 37:32).
 enum class CqpOp : uint8_t {
   WRITE_CM_CONTEXT = 0x30,  // DMA-read a 64-byte context image from ctx_addr and store it for cm_id.
   READ_CM_CONTEXT = 0x31,  // DMA-write the stored context of cm_id to ctx_addr.
   NOP = 0x24,  // Complete with success (irdma's IRDMA_CQP_OP_NOP).
 };
+
+/// Name of a cqp_op value as in regs/bouncer.toml; "?" if unknown.
+constexpr const char* name(CqpOp v) {
+  switch (v) {
+    case CqpOp::WRITE_CM_CONTEXT:
+      return "WRITE_CM_CONTEXT";
+    case CqpOp::READ_CM_CONTEXT:
+      return "READ_CM_CONTEXT";
+    case CqpOp::NOP:
+      return "NOP";
+  }
+  return "?";
+}
 
 // Major error codes in CQE qword 3 bits 31:16 (0 = success).
 enum class CqMajor : uint16_t {
@@ -56,6 +80,23 @@ enum class CqMajor : uint16_t {
   DMA = 0x300,  // A host-memory DMA returned an AXI error response.
   DRV = 0x8000,  // Synthesized by the driver, never by hardware (irdma's CQE_MAJOR_DRV).
 };
+
+/// Name of a cq_major value as in regs/bouncer.toml; "?" if unknown.
+constexpr const char* name(CqMajor v) {
+  switch (v) {
+    case CqMajor::OK:
+      return "OK";
+    case CqMajor::WQE:
+      return "WQE";
+    case CqMajor::CTX:
+      return "CTX";
+    case CqMajor::DMA:
+      return "DMA";
+    case CqMajor::DRV:
+      return "DRV";
+  }
+  return "?";
+}
 
 // Minor error codes in CQE qword 3 bits 15:0, read together with the major code.
 enum class CqMinor : uint16_t {
@@ -74,6 +115,41 @@ enum class CqMinor : uint16_t {
   TIMEOUT = 0x31,  // DRV: the driver gave up waiting for hardware.
   RING_FULL = 0x32,  // DRV: no free slot.
 };
+
+/// Name of a cq_minor value as in regs/bouncer.toml; "?" if unknown.
+constexpr const char* name(CqMinor v) {
+  switch (v) {
+    case CqMinor::NONE:
+      return "NONE";
+    case CqMinor::BAD_OPCODE:
+      return "BAD_OPCODE";
+    case CqMinor::PD_TOO_LONG:
+      return "PD_TOO_LONG";
+    case CqMinor::STALE_WQE:
+      return "STALE_WQE";
+    case CqMinor::ADDR_MISALIGNED:
+      return "ADDR_MISALIGNED";
+    case CqMinor::CM_ID_RANGE:
+      return "CM_ID_RANGE";
+    case CqMinor::NO_CONTEXT:
+      return "NO_CONTEXT";
+    case CqMinor::BAD_STATE:
+      return "BAD_STATE";
+    case CqMinor::BAD_REV:
+      return "BAD_REV";
+    case CqMinor::DMA_WQE:
+      return "DMA_WQE";
+    case CqMinor::DMA_PD:
+      return "DMA_PD";
+    case CqMinor::DMA_CTX:
+      return "DMA_CTX";
+    case CqMinor::TIMEOUT:
+      return "TIMEOUT";
+    case CqMinor::RING_FULL:
+      return "RING_FULL";
+  }
+  return "?";
+}
 
 /// A bit field inside a 32-bit register.
 struct RegField {
