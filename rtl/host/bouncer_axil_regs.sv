@@ -67,7 +67,7 @@ module bouncer_axil_regs #(
   input  wire [14:0]        cq_tail,
   input  wire [14:0]        cqp_ci,
   input  wire [14:0]        ccq_tail,
-  input  wire [3:0]         status,
+  input  wire [4:0]         status,
 
   // statistics increments
   input  wire               stat_tx_frame,
@@ -268,7 +268,7 @@ module bouncer_axil_regs #(
       bouncer_regs_pkg::REG_VERSION:           rd_mux = bouncer_regs_pkg::VERSION_VALUE;
       bouncer_regs_pkg::REG_CAPS:              rd_mux = CAPS_VALUE;
       bouncer_regs_pkg::REG_CTRL:              rd_mux = {31'd0, enable_q};
-      bouncer_regs_pkg::REG_STATUS:            rd_mux = {28'd0, status};
+      bouncer_regs_pkg::REG_STATUS:            rd_mux = {27'd0, status};
       bouncer_regs_pkg::REG_SCRATCH:           rd_mux = scratch_q;
       bouncer_regs_pkg::REG_CYCLE_LO:          rd_mux = cycle_q[31:0];
       bouncer_regs_pkg::REG_CYCLE_HI:          rd_mux = cycle_hi_latch_q;

@@ -6,7 +6,8 @@
 // with one 4-beat DMA write. It never overwrites a slot the host has not consumed: with
 // head = the host's consumer index, the ring is full when tail + 1 == head, and the
 // writer then waits (full = 1) instead of dropping the completion.
-// Latency: one DMA write (AW + 4 beats + memory latency) per completion.
+// Latency: AW + 4 W beats per completion: the write is posted, and a bad write response
+// shows up in STATUS.DMA_WR_ERR (see bouncer_dma_wr).
 `default_nettype none
 module bouncer_cq_writer #(
   parameter int ADDR_W = 64
@@ -20,7 +21,6 @@ module bouncer_cq_writer #(
   input  wire [14:0]        head,
   output logic [14:0]       tail,
   output logic              full,
-  output logic              wr_error,      // sticky: a CQE write got a bad response
 
   input  wire               s_cqe_valid,
   output logic              s_cqe_ready,   // high for one cycle when the CQE is in host memory
@@ -31,13 +31,12 @@ module bouncer_cq_writer #(
   output logic [ADDR_W-1:0] dma_addr,
   output logic [3:0]        dma_beats,
   output logic [511:0]      dma_data,
-  input  wire               dma_done,
-  input  wire               dma_err
+  input  wire               dma_done      // the CQE write is posted (ordered before later writes)
 );
 
   logic [14:0] tail_q;
   logic        pol_q;
-  logic        busy_q, err_q;
+  logic        busy_q;
   logic [14:0] mask, tail_next;
 
   assign mask      = 15'((32'd1 << size_log2) - 32'd1);
@@ -61,19 +60,16 @@ module bouncer_cq_writer #(
       busy_q      <= 1'b0;
       tail_q      <= tail_next;
       if (tail_next == 15'd0) pol_q <= ~pol_q;
-      if (dma_err) err_q <= 1'b1;
     end
     if (rst || ring_reset) begin
       tail_q      <= '0;
       pol_q       <= 1'b1;
       busy_q      <= 1'b0;
     end
-    if (rst) err_q <= 1'b0;
   end
 
   assign s_cqe_ready = busy_q && dma_done;
   assign tail        = tail_q;
-  assign wr_error = err_q;
 
 endmodule
 `default_nettype wire

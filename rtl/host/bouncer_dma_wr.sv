@@ -1,17 +1,24 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// bouncer_dma_wr: AXI4 write master shared by N clients (round robin).
+// bouncer_dma_wr: AXI4 write master shared by N clients (round robin), with posted writes.
 //
 // A client hands over a whole small write at once: an address aligned to its size
 // (32 or 64 bytes, so one burst never crosses 4 KiB), 1..8 beats, and the payload
-// (beat i in cmd_data[64*i +: 64]). The master sends one INCR burst, waits for B and
-// pulses done[client] with err = (BRESP != OKAY). One write is in flight at a time:
-// AW + beats + memory latency.
+// (beat i in cmd_data[64*i +: 64]). The master sends one INCR burst per command.
+// - POSTED clients (bit set in POSTED_MASK) get done[client] as soon as their last W beat
+//   is accepted: the write is ordered behind every earlier write (one AXI ID, so B and the
+//   memory commit come back in order), and the host sees it before anything written later.
+//   A bad BRESP for a posted write sets the sticky `posted_err`.
+// - Other clients get done[client] with err = (BRESP != OKAY) when their B arrives.
+// Up to MAX_OUT bursts may wait for B. Latency: AW + beats for posted clients, plus one
+// memory latency for the others.
 `default_nettype none
 module bouncer_dma_wr #(
-  parameter int N        = 3,
-  parameter int ADDR_W   = 64,
-  parameter int ID_W     = 4,
-  parameter int CLIENT_W = (N > 1) ? $clog2(N) : 1
+  parameter int          N           = 3,
+  parameter int          ADDR_W      = 64,
+  parameter int          ID_W        = 4,
+  parameter int          CLIENT_W    = (N > 1) ? $clog2(N) : 1,
+  parameter logic [N-1:0] POSTED_MASK = '0,
+  parameter int          MAX_OUT     = 8            // a power of two
 ) (
   input  wire                  clk,
   input  wire                  rst,
@@ -23,6 +30,7 @@ module bouncer_dma_wr #(
   input  wire [N*512-1:0]      cmd_data,
   output logic [N-1:0]         done,
   output logic                 err,
+  output logic                 posted_err,
 
   output logic [ID_W-1:0]      m_axi_awid,
   output logic [ADDR_W-1:0]    m_axi_awaddr,
@@ -43,30 +51,47 @@ module bouncer_dma_wr #(
   output logic                 m_axi_bready
 );
 
+  localparam int OUT_W = $clog2(MAX_OUT);
+
   logic                busy_q, awvalid_q, wvalid_q;
   logic [CLIENT_W-1:0] owner_q;
   logic [ADDR_W-1:0]   addr_q;
   logic [3:0]          beats_q, sent_q;
   logic [511:0]        data_q;
 
+  // bursts waiting for B, in issue order: which client, and whether it waits for B
+  logic [CLIENT_W-1:0] bq_client [MAX_OUT];
+  logic [MAX_OUT-1:0]  bq_wait;
+  logic [OUT_W-1:0]    bq_wr_q, bq_rd_q;
+  logic [OUT_W:0]      bq_count_q;
+  logic                bq_full;
+  assign bq_full = (bq_count_q == (OUT_W+1)'(MAX_OUT));
+
   logic                pick_valid;
   logic [CLIENT_W-1:0] pick;
   bouncer_rr_arbiter #(.N(N), .W(CLIENT_W)) u_arb (
-    .clk, .rst, .req(cmd_valid), .accept(!busy_q), .grant_valid(pick_valid), .grant(pick)
+    .clk, .rst, .req(cmd_valid), .accept(!busy_q && !bq_full), .grant_valid(pick_valid),
+    .grant(pick)
   );
 
   always_comb begin
     cmd_ready = '0;
-    if (!busy_q && pick_valid) cmd_ready[pick] = 1'b1;
+    if (!busy_q && !bq_full && pick_valid) cmd_ready[pick] = 1'b1;
   end
 
-  logic wlast;
-  assign wlast = (sent_q + 4'd1 == beats_q);
+  logic wlast, w_fire, b_fire, aw_done, w_done, issue_done;
+  assign wlast      = (sent_q + 4'd1 == beats_q);
+  assign w_fire     = wvalid_q && m_axi_wready;
+  assign b_fire     = m_axi_bvalid && m_axi_bready;
+  // the burst is fully handed over: AW accepted (now or before) and the last W beat too
+  assign aw_done    = !awvalid_q || m_axi_awready;
+  assign w_done     = !wvalid_q || (w_fire && wlast);
+  assign issue_done = busy_q && aw_done && w_done;
 
   always_ff @(posedge clk) begin
     done <= '0;
     if (!busy_q) begin
-      if (pick_valid) begin
+      if (pick_valid && !bq_full) begin
         busy_q    <= 1'b1;
         awvalid_q <= 1'b1;
         wvalid_q  <= 1'b1;
@@ -78,28 +103,45 @@ module bouncer_dma_wr #(
       end
     end else begin
       if (awvalid_q && m_axi_awready) awvalid_q <= 1'b0;
-      if (wvalid_q && m_axi_wready) begin
+      if (w_fire) begin
         data_q <= {64'd0, data_q[511:64]};
         sent_q <= sent_q + 4'd1;
         if (wlast) wvalid_q <= 1'b0;
       end
-      if (m_axi_bvalid && m_axi_bready) begin
-        busy_q         <= 1'b0;
-        done[owner_q]  <= 1'b1;
-        err            <= (m_axi_bresp != 2'b00);
+      if (issue_done) begin
+        busy_q             <= 1'b0;
+        bq_client[bq_wr_q] <= owner_q;
+        bq_wait[bq_wr_q]   <= !POSTED_MASK[owner_q];
+        bq_wr_q            <= bq_wr_q + 1'b1;
+        if (POSTED_MASK[owner_q]) done[owner_q] <= 1'b1;
       end
     end
+    if (b_fire) begin
+      bq_rd_q <= bq_rd_q + 1'b1;
+      if (bq_wait[bq_rd_q]) begin
+        done[bq_client[bq_rd_q]] <= 1'b1;
+        err                      <= (m_axi_bresp != 2'b00);
+      end else if (m_axi_bresp != 2'b00) begin
+        posted_err <= 1'b1;
+      end
+    end
+    bq_count_q <= bq_count_q + (OUT_W+1)'(issue_done) - (OUT_W+1)'(b_fire);
     if (rst) begin
-      busy_q    <= 1'b0;
-      awvalid_q <= 1'b0;
-      wvalid_q  <= 1'b0;
-      owner_q   <= '0;
-      addr_q    <= '0;
-      beats_q   <= '0;
-      sent_q    <= '0;
-      data_q    <= '0;
-      done      <= '0;
-      err       <= 1'b0;
+      busy_q     <= 1'b0;
+      awvalid_q  <= 1'b0;
+      wvalid_q   <= 1'b0;
+      owner_q    <= '0;
+      addr_q     <= '0;
+      beats_q    <= '0;
+      sent_q     <= '0;
+      data_q     <= '0;
+      done       <= '0;
+      err        <= 1'b0;
+      posted_err <= 1'b0;
+      bq_wr_q    <= '0;
+      bq_rd_q    <= '0;
+      bq_count_q <= '0;
+      bq_wait    <= '0;
     end
   end
 
@@ -115,8 +157,7 @@ module bouncer_dma_wr #(
   assign m_axi_wstrb   = 8'hFF;
   assign m_axi_wlast   = wlast;
   assign m_axi_wvalid  = wvalid_q;
-  // B is only accepted once every W beat of the burst went out.
-  assign m_axi_bready  = busy_q && !wvalid_q;
+  assign m_axi_bready  = (bq_count_q != '0);
 
 endmodule
 `default_nettype wire

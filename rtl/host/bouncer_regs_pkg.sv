@@ -122,6 +122,8 @@ package bouncer_regs_pkg;
   localparam int REG_STATUS_CQ_FULL_W = 1;
   localparam int REG_STATUS_CCQ_FULL_LSB = 3;
   localparam int REG_STATUS_CCQ_FULL_W = 1;
+  localparam int REG_STATUS_DMA_WR_ERR_LSB = 4;
+  localparam int REG_STATUS_DMA_WR_ERR_W = 1;
 
   // ---- sq_wqe: SQ WQE (reject descriptor). The host writes qword 3 last, after a write barrier.
   localparam int SQ_WQE_BITS = 512;

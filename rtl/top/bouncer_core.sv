@@ -101,14 +101,14 @@ module bouncer_core #(
   logic               push_armed, push_take;
   logic [14:0]        push_idx;
   logic [63:0]        cycle_count;
-  logic               sq_busy, cqp_busy, cq_full, ccq_full, cq_wr_err, ccq_wr_err;
+  logic               sq_busy, cqp_busy, cq_full, ccq_full, dma_wr_posted_err;
   logic               st_tx_frame, st_sq_wqe, st_sq_err, st_push_used, st_push_drop, st_cqp_wqe;
   logic               st_lat_valid;
   logic [31:0]        st_lat;
   logic [15:0]        tx_frame_len;
 
   logic unused_ok;
-  assign unused_ok = ^{s_axil_awprot, s_axil_arprot, m_axi_bid, m_axi_rid, cq_wr_err, ccq_wr_err};
+  assign unused_ok = ^{s_axil_awprot, s_axil_arprot, m_axi_bid, m_axi_rid};
 
   bouncer_axil_regs #(
     .ADDR_W(AXIL_ADDR_W), .DATA_BYTES(DATA_W / 8), .CTX_DEPTH_LOG2(CTX_DEPTH_LOG2)
@@ -126,7 +126,7 @@ module bouncer_core #(
     .ccq_base, .ccq_size_log2, .ccq_reset, .ccq_head,
     .cycle_count,
     .sq_ci, .cq_tail, .cqp_ci, .ccq_tail,
-    .status({ccq_full && cqp_busy, cq_full && sq_busy, cqp_busy, sq_busy}),
+    .status({dma_wr_posted_err, ccq_full && cqp_busy, cq_full && sq_busy, cqp_busy, sq_busy}),
     .stat_tx_frame(st_tx_frame), .stat_tx_bytes(tx_frame_len),
     .stat_sq_wqe(st_sq_wqe), .stat_sq_error(st_sq_err),
     .stat_push_used(st_push_used), .stat_push_dropped(st_push_drop),
@@ -160,10 +160,14 @@ module bouncer_core #(
   logic [3*512-1:0]    wr_cmd_data;
   logic                wr_err;
 
-  bouncer_dma_wr #(.N(3), .ADDR_W(AXI_ADDR_W), .ID_W(AXI_ID_W), .CLIENT_W(CLW)) u_dma_wr (
+  // completions are posted writes; the context read-back waits for its write response
+  bouncer_dma_wr #(
+    .N(3), .ADDR_W(AXI_ADDR_W), .ID_W(AXI_ID_W), .CLIENT_W(CLW), .POSTED_MASK(3'b011)
+  ) u_dma_wr (
     .clk, .rst,
     .cmd_valid(wr_cmd_valid), .cmd_ready(wr_cmd_ready), .cmd_addr(wr_cmd_addr),
     .cmd_beats(wr_cmd_beats), .cmd_data(wr_cmd_data), .done(wr_done), .err(wr_err),
+    .posted_err(dma_wr_posted_err),
     .m_axi_awid, .m_axi_awaddr, .m_axi_awlen, .m_axi_awsize, .m_axi_awburst, .m_axi_awcache,
     .m_axi_awprot, .m_axi_awvalid, .m_axi_awready, .m_axi_wdata, .m_axi_wstrb, .m_axi_wlast,
     .m_axi_wvalid, .m_axi_wready, .m_axi_bresp, .m_axi_bvalid, .m_axi_bready
@@ -209,11 +213,11 @@ module bouncer_core #(
   bouncer_cq_writer #(.ADDR_W(AXI_ADDR_W)) u_ccq (
     .clk, .rst,
     .base(ccq_base), .size_log2(ccq_size_log2), .ring_reset(ccq_reset), .head(ccq_head),
-    .tail(ccq_tail), .full(ccq_full), .wr_error(ccq_wr_err),
+    .tail(ccq_tail), .full(ccq_full),
     .s_cqe_valid(ccqe_valid), .s_cqe_ready(ccqe_ready), .s_cqe(ccqe),
     .dma_valid(wr_cmd_valid[0]), .dma_ready(wr_cmd_ready[0]), .dma_addr(wr_cmd_addr[0 +: 64]),
     .dma_beats(wr_cmd_beats[0 +: 4]), .dma_data(wr_cmd_data[0 +: 512]),
-    .dma_done(wr_done[0]), .dma_err(wr_err)
+    .dma_done(wr_done[0])
   );
 
   // ------------------------------------------------------------------ reject SQ
@@ -266,11 +270,11 @@ module bouncer_core #(
   bouncer_cq_writer #(.ADDR_W(AXI_ADDR_W)) u_cq (
     .clk, .rst,
     .base(cq_base), .size_log2(cq_size_log2), .ring_reset(cq_reset), .head(cq_head),
-    .tail(cq_tail), .full(cq_full), .wr_error(cq_wr_err),
+    .tail(cq_tail), .full(cq_full),
     .s_cqe_valid(sqcqe_valid), .s_cqe_ready(sqcqe_ready), .s_cqe(sqcqe),
     .dma_valid(wr_cmd_valid[1]), .dma_ready(wr_cmd_ready[1]), .dma_addr(wr_cmd_addr[64 +: 64]),
     .dma_beats(wr_cmd_beats[4 +: 4]), .dma_data(wr_cmd_data[512 +: 512]),
-    .dma_done(wr_done[1]), .dma_err(wr_err)
+    .dma_done(wr_done[1])
   );
 
   assign irq = 1'b0;

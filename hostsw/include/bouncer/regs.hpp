@@ -226,6 +226,7 @@ inline constexpr RegField SQ_BUSY{0, 1};
 inline constexpr RegField CQP_BUSY{1, 1};
 inline constexpr RegField CQ_FULL{2, 1};
 inline constexpr RegField CCQ_FULL{3, 1};
+inline constexpr RegField DMA_WR_ERR{4, 1};
 }  // namespace STATUS
 }  // namespace field
 
