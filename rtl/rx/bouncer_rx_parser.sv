@@ -1,0 +1,709 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// bouncer_rx_parser: passive-side RX parser. Takes Ethernet frames on an AXI-Stream slave
+// (DATA_W = 64 or 512; byte 0 of the frame in tdata[7:0]; tkeep all ones except on the last
+// beat, where it covers the low bytes; no FCS), and for every frame
+//   - forwards the TCP payload on m_axis_payload_* realigned to lane 0 (payload byte 0 in
+//     tdata[7:0] of the first payload beat), tkeep on the last payload beat, tlast, bytes
+//     past tkeep zero. Only bytes in [payload offset, min(IP end, frame end)) go out: the
+//     Ethernet padding behind the IP datagram never does. No beat when that is empty, and
+//     none at all unless m_meta_tcp = 1 with a valid data offset.
+//   - emits exactly one record on m_meta_* (valid/ready) after the frame's last beat, even
+//     for non-IP, non-TCP, truncated or malformed frames.
+// The two outputs are each in frame order; a frame's payload beats are produced no later
+// than its record, but a consumer must not rely on any order *between* the two streams
+// (each has its own ready).
+//
+// Record (one port per field, m_meta_ prefix; byte order: network order as integers, e.g.
+// eth_dst[47:40] is the first byte on the wire, ip_src = 0x0A000001 for 10.0.0.1):
+//   eth_dst[48] eth_src[48] vlan_present vlan_tci[16] ethertype[16] (after the 802.1Q tag)
+//   ipv4 (ethertype 0x0800) ip_ihl[4] ip_tos[8] ip_total_len[16] ip_id[16] ip_df ip_mf
+//     ip_frag_off[13] ip_ttl[8] ip_proto[8] ip_src[32] ip_dst[32] ip_csum_ok (header
+//     checksum over IHL*4 bytes, options included)             -- all 0 when ipv4 = 0
+//   tcp (ipv4, version 4, IHL >= 5, proto 6, MF = 0, fragment offset 0) tcp_src_port[16]
+//     tcp_dst_port[16] tcp_seq[32] tcp_ack[32] tcp_doff[4] tcp_flags[8] (CWR..FIN)
+//     tcp_window[16] tcp_csum_ok (pseudo header + IP total length - IHL*4 bytes)
+//     tcp_mss_present tcp_mss[16] tcp_ws_present tcp_ws[8] tcp_opt_err
+//                                                              -- all 0 when tcp = 0
+//   payload_len[16]: the number of bytes sent on m_axis_payload for this frame
+//   frame_len[16]:   bytes in the frame
+//   runt:    the frame ends inside the Ethernet, IPv4 or TCP header (options included)
+//   len_err: IPv4 total length > bytes present, or smaller than IHL*4 (+ doff*4 for TCP)
+//   hdr_err: IPv4 version != 4 or IHL < 5; TCP data offset < 5
+//   bad = runt | len_err | hdr_err | (ipv4 & !ip_csum_ok) | (tcp & (!tcp_csum_ok | opt_err))
+// TCP options: kinds 0 (EOL: stop), 1 (NOP), 2 (MSS, len 4), 3 (WS, len 3); any other kind
+// is skipped by its length. A length < 2 or past the option area, an MSS without len 4 or
+// a WS without len 3 sets tcp_opt_err and stops the walk.
+//
+// Pipeline (one global advance; s_axis_tready = advance):
+//   A  input beat, header capture (first 138 bytes: 18 L2 + 60 IPv4 + 60 TCP)
+//   B  L2/L3 offsets from the capture: VLAN, IHL, TCP offset, IP end; header snapshot on
+//      the last beat
+//   C  data offset -> payload offset; record fields decoded from the snapshot
+//   D  checksum partial sums, payload beat counts, error flags
+//   -> payload output register (realigning mux: 2 constant shifts at 64 bits, 16 at 512,
+//      because the payload offset is always 2 mod 4), and the option walker (P3: one
+//      option per cycle), then the record register.
+// Latency: m_meta_valid rises 6 cycles after the cycle in which the last input beat is
+// accepted (5 register stages: A, B, C, D, P3, then the record register) for a frame
+// without TCP options, 6 + n with n option steps (each option, NOP and EOL is one step;
+// irdma's SYN options MSS, WS, EOL are 3). The last payload beat is offered 5 (at most 6)
+// cycles after the last input beat.
+// Throughput: one beat per cycle for back-to-back frames as long as each frame has at least
+// n + 1 beats (the option walker holds a frame for n + 1 cycles; frames without options:
+// 1 cycle, so every such frame, even a one-beat one, goes at full rate). Frames with more
+// option steps than that stall the input for the difference (DATA_W = 512, back-to-back
+// irdma SYNs of 1-2 beats: 0.38 beats per cycle; DATA_W = 64: always full rate, a SYN is
+// at least 8 beats). At DATA_W = 512 a one-beat frame whose payload straddles the
+// realignment right behind a frame that ended the same way costs one extra cycle.
+// tready of both outputs reaches s_axis_tready combinationally (as in the TX builder).
+// Frames up to 65535 bytes.
+`default_nettype none
+module bouncer_rx_parser #(
+  parameter int DATA_W = 64
+) (
+  input  wire                 clk,
+  input  wire                 rst,
+
+  input  wire [DATA_W-1:0]    s_axis_tdata,
+  input  wire [DATA_W/8-1:0]  s_axis_tkeep,
+  input  wire                 s_axis_tlast,
+  input  wire                 s_axis_tvalid,
+  output logic                s_axis_tready,
+
+  output logic [DATA_W-1:0]   m_axis_payload_tdata,
+  output logic [DATA_W/8-1:0] m_axis_payload_tkeep,
+  output logic                m_axis_payload_tlast,
+  output logic                m_axis_payload_tvalid,
+  input  wire                 m_axis_payload_tready,
+
+  output logic                m_meta_valid,
+  input  wire                 m_meta_ready,
+  output logic [47:0]         m_meta_eth_dst,
+  output logic [47:0]         m_meta_eth_src,
+  output logic                m_meta_vlan_present,
+  output logic [15:0]         m_meta_vlan_tci,
+  output logic [15:0]         m_meta_ethertype,
+  output logic                m_meta_ipv4,
+  output logic [3:0]          m_meta_ip_ihl,
+  output logic [7:0]          m_meta_ip_tos,
+  output logic [15:0]         m_meta_ip_total_len,
+  output logic [15:0]         m_meta_ip_id,
+  output logic                m_meta_ip_df,
+  output logic                m_meta_ip_mf,
+  output logic [12:0]         m_meta_ip_frag_off,
+  output logic [7:0]          m_meta_ip_ttl,
+  output logic [7:0]          m_meta_ip_proto,
+  output logic [31:0]         m_meta_ip_src,
+  output logic [31:0]         m_meta_ip_dst,
+  output logic                m_meta_ip_csum_ok,
+  output logic                m_meta_tcp,
+  output logic [15:0]         m_meta_tcp_src_port,
+  output logic [15:0]         m_meta_tcp_dst_port,
+  output logic [31:0]         m_meta_tcp_seq,
+  output logic [31:0]         m_meta_tcp_ack,
+  output logic [3:0]          m_meta_tcp_doff,
+  output logic [7:0]          m_meta_tcp_flags,
+  output logic [15:0]         m_meta_tcp_window,
+  output logic                m_meta_tcp_csum_ok,
+  output logic                m_meta_tcp_mss_present,
+  output logic [15:0]         m_meta_tcp_mss,
+  output logic                m_meta_tcp_ws_present,
+  output logic [7:0]          m_meta_tcp_ws,
+  output logic                m_meta_tcp_opt_err,
+  output logic [15:0]         m_meta_payload_len,
+  output logic [15:0]         m_meta_frame_len,
+  output logic                m_meta_runt,
+  output logic                m_meta_len_err,
+  output logic                m_meta_hdr_err,
+  output logic                m_meta_bad
+);
+
+  localparam int WB     = DATA_W / 8;          // bytes per beat
+  localparam int LB     = $clog2(WB);
+  localparam int NW     = WB / 2;              // 16-bit words per beat
+  localparam int NG     = (NW + 3) / 4;        // checksum groups (4 words) per beat
+  localparam int HN     = 138;                 // header bytes kept: 18 + 60 + 60
+  localparam int HBEATS = (HN + WB - 1) / WB;
+  localparam int HB     = HBEATS * WB;
+  localparam int CW     = LB + 1;              // byte count 0..WB
+  localparam int SW     = LB - 2;              // payload shift = 4 * sidx + 2
+
+  typedef struct packed {
+    logic [47:0] eth_dst;
+    logic [47:0] eth_src;
+    logic        vlan;
+    logic [15:0] vlan_tci;
+    logic [15:0] ethertype;
+    logic        ipv4;
+    logic [3:0]  ip_ihl;
+    logic [7:0]  ip_tos;
+    logic [15:0] ip_total_len;
+    logic [15:0] ip_id;
+    logic        ip_df;
+    logic        ip_mf;
+    logic [12:0] ip_frag_off;
+    logic [7:0]  ip_ttl;
+    logic [7:0]  ip_proto;
+    logic [31:0] ip_src;
+    logic [31:0] ip_dst;
+    logic        ip_csum_ok;
+    logic        tcp;
+    logic [15:0] tcp_sport;
+    logic [15:0] tcp_dport;
+    logic [31:0] tcp_seq;
+    logic [31:0] tcp_ack;
+    logic [3:0]  tcp_doff;
+    logic [7:0]  tcp_flags;
+    logic [15:0] tcp_window;
+    logic        tcp_csum_ok;
+    logic        mss_present;
+    logic [15:0] mss;
+    logic        ws_present;
+    logic [7:0]  ws;
+    logic        opt_err;
+    logic [15:0] payload_len;
+    logic [15:0] frame_len;
+    logic        runt;
+    logic        len_err;
+    logic        hdr_err;
+    logic        bad;
+  } meta_t;
+
+  // clamp a signed byte distance to 0..WB
+  function automatic logic [CW-1:0] clampb(input logic [17:0] v);
+    if (v[17] || (v == 18'd0)) clampb = '0;
+    else if (v >= 18'(WB)) clampb = CW'(WB);
+    else clampb = v[CW-1:0];
+  endfunction
+
+  // ------------------------------------------------------------------ control
+  logic adv;                       // every beat stage moves one step
+  logic o_free, m_free, p3_leave, p3_ok, d_out;
+
+  // ------------------------------------------------------------------ stage A: input
+  logic              a_valid_q, a_last_q, a_first_q;
+  logic [DATA_W-1:0] a_data_q;
+  logic [CW-1:0]     a_nbytes_q;
+  logic [15:0]       a_off_q, fr_off_q;
+  /* verilator lint_off UNUSEDSIGNAL */  // bytes past 137: HB rounds up to whole beats
+  logic [8*HB-1:0]   hdr_q;
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  logic [DATA_W-1:0] din_m;
+  logic [CW-1:0]     din_n;
+  always_comb begin
+    din_n = '0;
+    for (int b = 0; b < WB; b++) begin
+      din_m[8*b +: 8] = s_axis_tkeep[b] ? s_axis_tdata[8*b +: 8] : 8'd0;
+      din_n = din_n + CW'(s_axis_tkeep[b]);
+    end
+  end
+
+  assign s_axis_tready = adv;
+
+  always_ff @(posedge clk) begin
+    if (adv) begin
+      a_valid_q <= s_axis_tvalid;
+      if (s_axis_tvalid) begin
+        a_data_q   <= din_m;
+        a_nbytes_q <= din_n;
+        a_last_q   <= s_axis_tlast;
+        a_off_q    <= fr_off_q;
+        a_first_q  <= (fr_off_q == 16'd0);
+        if (s_axis_tlast) fr_off_q <= 16'd0;
+        else if (fr_off_q <= 16'(65535 - 2 * WB)) fr_off_q <= fr_off_q + 16'(WB);
+        for (int b = 0; b < HBEATS; b++) begin
+          if (fr_off_q == 16'(b * WB)) hdr_q[b*DATA_W +: DATA_W] <= din_m;
+          else if (fr_off_q == 16'd0) hdr_q[b*DATA_W +: DATA_W] <= '0;
+        end
+      end
+    end
+    if (rst) begin
+      a_valid_q <= 1'b0;
+      fr_off_q  <= 16'd0;
+    end
+  end
+
+  // ------------------------------------------------------------------ stage B: offsets
+  // From the capture as of the beat in A: correct for every byte the beats so far hold,
+  // which covers every byte position that later decisions on this beat depend on.
+  logic [8*HN-1:0] hq;
+  assign hq = hdr_q[8*HN-1:0];
+
+  logic        hq_vlan, hq_tcp, hq_ihl_ok;
+  logic [3:0]  hq_tcp_idx;          // TCP header at 34 + 4 * idx
+  logic [16:0] hq_ip_end;
+  logic [47:0] hq_doffc;            // data-offset nibble at 46 + 4 * idx, idx = 0..11
+  always_comb begin : hq_decode
+    logic [7:0]  vihl, proto;
+    logic [15:0] etype, tlen;
+    logic [13:0] frag;               // MF, fragment offset
+    logic [3:0]  ihl_c;
+    logic        ihl_ok;
+    hq_vlan = (hq[8*12 +: 8] == 8'h81) && (hq[8*13 +: 8] == 8'h00);
+    etype   = hq_vlan ? {hq[8*16 +: 8], hq[8*17 +: 8]} : {hq[8*12 +: 8], hq[8*13 +: 8]};
+    vihl    = hq_vlan ? hq[8*18 +: 8] : hq[8*14 +: 8];
+    tlen    = hq_vlan ? {hq[8*20 +: 8], hq[8*21 +: 8]} : {hq[8*16 +: 8], hq[8*17 +: 8]};
+    frag    = hq_vlan ? {hq[8*24 +: 6], hq[8*25 +: 8]} : {hq[8*20 +: 6], hq[8*21 +: 8]};
+    proto   = hq_vlan ? hq[8*27 +: 8] : hq[8*23 +: 8];
+    ihl_ok  = (vihl[7:4] == 4'd4) && (vihl[3:0] >= 4'd5);
+    ihl_c   = ihl_ok ? vihl[3:0] : 4'd5;
+    hq_ihl_ok = ihl_ok;
+    hq_tcp  = (etype == 16'h0800) && ihl_ok && (proto == 8'd6) && !frag[13] && (frag[12:0] == 13'd0);
+    hq_tcp_idx = ihl_c - 4'd5 + (hq_vlan ? 4'd1 : 4'd0);
+    hq_ip_end  = {1'b0, tlen} + (hq_vlan ? 17'd18 : 17'd14);
+    for (int i = 0; i < 12; i++) hq_doffc[4*i +: 4] = hq[8*(46 + 4*i) + 4 +: 4];
+  end
+
+  logic              b_valid_q, b_last_q, b_first_q, b_vlan_q, b_tcp_q, b_ihl_ok_q;
+  logic [DATA_W-1:0] b_data_q;
+  logic [CW-1:0]     b_nbytes_q;
+  logic [15:0]       b_off_q;
+  logic [3:0]        b_tcp_idx_q;
+  logic [16:0]       b_ip_end_q;
+  logic [47:0]       b_doffc_q;
+  logic [8*HN-1:0]   sn_q;              // header snapshot of the frame whose last beat is in B
+
+  always_ff @(posedge clk) begin
+    if (adv) begin
+      b_valid_q   <= a_valid_q;
+      b_last_q    <= a_last_q;
+      b_first_q   <= a_first_q;
+      b_data_q    <= a_data_q;
+      b_nbytes_q  <= a_nbytes_q;
+      b_off_q     <= a_off_q;
+      b_vlan_q    <= hq_vlan;
+      b_tcp_q     <= hq_tcp;
+      b_ihl_ok_q  <= hq_ihl_ok;
+      b_tcp_idx_q <= hq_tcp_idx;
+      b_ip_end_q  <= hq_ip_end;
+      b_doffc_q   <= hq_doffc;
+      if (a_valid_q && a_last_q) sn_q <= hq;
+    end
+    if (rst) b_valid_q <= 1'b0;
+  end
+
+  // ------------------------------------------------------------------ stage C: decode
+  logic [6:0]  b_tcp_off;
+  logic [3:0]  b_doff;
+  logic        b_doff_ok;
+  logic [7:0]  b_pay_off;
+  logic [CW-1:0] b_lo, b_hi;
+  always_comb begin : b_offsets
+    b_tcp_off = 7'd34 + {1'b0, b_tcp_idx_q, 2'b00};
+    b_doff    = 4'd0;
+    for (int i = 0; i < 12; i++) if (b_tcp_idx_q == 4'(i)) b_doff = b_doffc_q[4*i +: 4];
+    b_doff_ok = (b_doff >= 4'd5);
+    b_pay_off = {1'b0, b_tcp_off} + {2'b00, b_doff, 2'b00};
+    b_lo = clampb({11'd0, b_tcp_off} - {2'b00, b_off_q});
+    b_hi = b_tcp_q ? clampb({1'b0, b_ip_end_q} - {2'b00, b_off_q}) : '0;
+  end
+
+  // record fields straight from the snapshot
+  /* verilator lint_off UNUSEDSIGNAL */  // checksum and urgent-pointer bytes are not reported
+  logic [8*60-1:0] sn_iph, sn_tcph;
+  /* verilator lint_on UNUSEDSIGNAL */
+  meta_t           sn_rec;
+  logic [8*40-1:0] sn_opts;
+  logic [18*8-1:0] sn_ipsum;            // IPv4 header: 8 groups of up to 4 words, IHL-masked
+  always_comb begin : sn_decode
+    logic       isv4;
+    logic [3:0] ihl;
+    sn_iph  = b_vlan_q ? sn_q[8*18 +: 480] : sn_q[8*14 +: 480];
+    sn_tcph = sn_q[8*34 +: 480];
+    for (int i = 1; i < 12; i++) if (b_tcp_idx_q == 4'(i)) sn_tcph = sn_q[8*(34 + 4*i) +: 480];
+    sn_opts = sn_tcph[8*20 +: 320];
+    sn_rec = '0;
+    for (int i = 0; i < 6; i++) begin
+      sn_rec.eth_dst[8*(5-i) +: 8] = sn_q[8*i +: 8];
+      sn_rec.eth_src[8*(5-i) +: 8] = sn_q[8*(6+i) +: 8];
+    end
+    sn_rec.vlan      = b_vlan_q;
+    sn_rec.vlan_tci  = b_vlan_q ? {sn_q[8*14 +: 8], sn_q[8*15 +: 8]} : 16'd0;
+    sn_rec.ethertype = b_vlan_q ? {sn_q[8*16 +: 8], sn_q[8*17 +: 8]} : {sn_q[8*12 +: 8], sn_q[8*13 +: 8]};
+    isv4 = (sn_rec.ethertype == 16'h0800);
+    sn_rec.ipv4 = isv4;
+    if (isv4) begin
+      sn_rec.ip_ihl       = sn_iph[3:0];
+      sn_rec.ip_tos       = sn_iph[8*1 +: 8];
+      sn_rec.ip_total_len = {sn_iph[8*2 +: 8], sn_iph[8*3 +: 8]};
+      sn_rec.ip_id        = {sn_iph[8*4 +: 8], sn_iph[8*5 +: 8]};
+      sn_rec.ip_df        = sn_iph[8*6 + 6];
+      sn_rec.ip_mf        = sn_iph[8*6 + 5];
+      sn_rec.ip_frag_off  = {sn_iph[8*6 +: 5], sn_iph[8*7 +: 8]};
+      sn_rec.ip_ttl       = sn_iph[8*8 +: 8];
+      sn_rec.ip_proto     = sn_iph[8*9 +: 8];
+      sn_rec.ip_src       = {sn_iph[8*12 +: 8], sn_iph[8*13 +: 8], sn_iph[8*14 +: 8], sn_iph[8*15 +: 8]};
+      sn_rec.ip_dst       = {sn_iph[8*16 +: 8], sn_iph[8*17 +: 8], sn_iph[8*18 +: 8], sn_iph[8*19 +: 8]};
+    end
+    sn_rec.tcp = b_tcp_q;
+    if (b_tcp_q) begin
+      sn_rec.tcp_sport  = {sn_tcph[8*0 +: 8], sn_tcph[8*1 +: 8]};
+      sn_rec.tcp_dport  = {sn_tcph[8*2 +: 8], sn_tcph[8*3 +: 8]};
+      sn_rec.tcp_seq    = {sn_tcph[8*4 +: 8], sn_tcph[8*5 +: 8], sn_tcph[8*6 +: 8], sn_tcph[8*7 +: 8]};
+      sn_rec.tcp_ack    = {sn_tcph[8*8 +: 8], sn_tcph[8*9 +: 8], sn_tcph[8*10 +: 8], sn_tcph[8*11 +: 8]};
+      sn_rec.tcp_doff   = sn_tcph[8*12 + 4 +: 4];
+      sn_rec.tcp_flags  = sn_tcph[8*13 +: 8];
+      sn_rec.tcp_window = {sn_tcph[8*14 +: 8], sn_tcph[8*15 +: 8]};
+    end
+    ihl = sn_iph[3:0];
+    for (int g = 0; g < 8; g++) begin
+      sn_ipsum[18*g +: 18] = '0;
+      for (int w = 4*g; w < 4*g + 4 && w < 30; w++) begin
+        if (5'(w) < {ihl, 1'b0})
+          sn_ipsum[18*g +: 18] = sn_ipsum[18*g +: 18] + {2'b00, sn_iph[16*w +: 8], sn_iph[16*w + 8 +: 8]};
+      end
+    end
+  end
+
+  logic              c_valid_q, c_last_q, c_first_q, c_fwd_q, c_doff_ok_q, c_ihl_ok_q;
+  logic [DATA_W-1:0] c_data_q;
+  logic [CW-1:0]     c_nbytes_q, c_lo_q, c_hi_q;
+  logic [15:0]       c_off_q, c_frame_len_q;
+  logic [6:0]        c_tcp_off_q;
+  logic [7:0]        c_pay_off_q;
+  logic [16:0]       c_ip_end_q;
+  meta_t             c_rec_q;
+  logic [8*40-1:0]   c_opts_q;
+  logic [18*8-1:0]   c_ipsum_q;
+
+  always_ff @(posedge clk) begin
+    if (adv) begin
+      c_valid_q     <= b_valid_q;
+      c_last_q      <= b_last_q;
+      c_first_q     <= b_first_q;
+      c_data_q      <= b_data_q;
+      c_nbytes_q    <= b_nbytes_q;
+      c_off_q       <= b_off_q;
+      c_frame_len_q <= b_off_q + 16'(b_nbytes_q);
+      c_fwd_q       <= b_tcp_q && b_doff_ok;
+      c_doff_ok_q   <= b_doff_ok;
+      c_ihl_ok_q    <= b_ihl_ok_q;
+      c_tcp_off_q   <= b_tcp_off;
+      c_pay_off_q   <= b_pay_off;
+      c_ip_end_q    <= b_ip_end_q;
+      c_lo_q        <= b_lo;
+      c_hi_q        <= b_hi;
+      c_rec_q       <= sn_rec;
+      c_opts_q      <= sn_opts;
+      c_ipsum_q     <= sn_ipsum;
+    end
+    if (rst) c_valid_q <= 1'b0;
+  end
+
+  // ------------------------------------------------------------------ stage D: sums, counts
+  // payload beat counts for the beat in C. Window output: frame bytes
+  // [off - WB + s, off + s) (previous beat's tail + this beat's head); flush output on the
+  // last beat: [off + s, off + WB + s). Both clipped to the payload end.
+  logic [CW-1:0] c_nw, c_nf;
+  logic          c_tlw, c_tlf;
+  logic [18*NG-1:0] c_tsum;
+  always_comb begin : c_counts
+    logic [16:0] pb, fe, pe, ws;
+    logic [17:0] tw, tf;
+    pb = {9'd0, c_pay_off_q[7:LB], {LB{1'b0}}};
+    fe = {1'b0, c_off_q} + {{(17-CW){1'b0}}, c_nbytes_q};
+    pe = (c_last_q && (fe < c_ip_end_q)) ? fe : c_ip_end_q;
+    ws = {1'b0, c_off_q} + {{(17-LB){1'b0}}, c_pay_off_q[LB-1:0]};
+    tf = {1'b0, pe} - {1'b0, ws};
+    tw = tf + 18'(WB);
+    c_tlw = $signed(tw) <= $signed(18'(WB));
+    c_tlf = $signed(tf) <= $signed(18'(WB));
+    c_nw  = (c_fwd_q && ({1'b0, c_off_q} >= pb + 17'(WB))) ? clampb(tw) : '0;
+    c_nf  = (c_fwd_q && c_last_q && ({1'b0, c_off_q} >= pb)) ? clampb(tf) : '0;
+    // TCP checksum: bytes [lo, hi) of this beat, big-endian words
+    for (int g = 0; g < NG; g++) begin
+      c_tsum[18*g +: 18] = '0;
+      for (int w = 4*g; w < 4*g + 4 && w < NW; w++) begin : word
+        logic [7:0] hi_b, lo_b;
+        hi_b = ((CW'(2*w) >= c_lo_q) && (CW'(2*w) < c_hi_q)) ? c_data_q[16*w +: 8] : 8'd0;
+        lo_b = ((CW'(2*w+1) >= c_lo_q) && (CW'(2*w+1) < c_hi_q)) ? c_data_q[16*w + 8 +: 8] : 8'd0;
+        c_tsum[18*g +: 18] = c_tsum[18*g +: 18] + {2'b00, hi_b, lo_b};
+      end
+    end
+  end
+
+  // error flags, lengths, sums for the record (valid when C holds a last beat)
+  meta_t       c_rec_x;
+  logic [23:0] c_ipsum_tot;           // up to 30 words
+  logic [19:0] c_psum;
+  logic [5:0]  c_optlen;
+  always_comb begin : c_flags
+    logic [16:0] fl, l2, ihl4, doff4, tlen, pe;
+    fl    = {1'b0, c_frame_len_q};
+    l2    = c_rec_q.vlan ? 17'd18 : 17'd14;
+    ihl4  = {11'd0, c_rec_q.ip_ihl, 2'b00};
+    doff4 = {11'd0, c_rec_q.tcp_doff, 2'b00};
+    tlen  = {1'b0, c_rec_q.ip_total_len};
+    c_rec_x = c_rec_q;
+    c_rec_x.frame_len = c_frame_len_q;
+    c_rec_x.runt = (fl < 17'd14) || (c_rec_q.vlan && (fl < 17'd18))
+                || (c_rec_q.ipv4 && (fl < l2 + 17'd20))
+                || (c_rec_q.ipv4 && c_ihl_ok_q && (fl < l2 + ihl4))
+                || (c_rec_q.tcp && (fl < {10'd0, c_tcp_off_q} + 17'd20))
+                || (c_rec_q.tcp && c_doff_ok_q && (fl < {9'd0, c_pay_off_q}));
+    c_rec_x.hdr_err = (c_rec_q.ipv4 && !c_ihl_ok_q) || (c_rec_q.tcp && !c_doff_ok_q);
+    c_rec_x.len_err = c_rec_q.ipv4
+                   && ((c_ip_end_q > fl) || (tlen < ihl4) || (c_rec_q.tcp && (tlen < ihl4 + doff4)));
+    pe = (c_ip_end_q < fl) ? c_ip_end_q : fl;
+    c_rec_x.payload_len = (c_fwd_q && (pe > {9'd0, c_pay_off_q})) ? 16'(pe - {9'd0, c_pay_off_q}) : 16'd0;
+    c_optlen = (c_rec_q.tcp && c_doff_ok_q) ? 6'({c_rec_q.tcp_doff, 2'b00} - 6'd20) : 6'd0;
+    c_ipsum_tot = '0;
+    for (int g = 0; g < 8; g++) c_ipsum_tot = c_ipsum_tot + {6'd0, c_ipsum_q[18*g +: 18]};
+    c_psum = {4'd0, c_rec_q.ip_src[31:16]} + {4'd0, c_rec_q.ip_src[15:0]}
+           + {4'd0, c_rec_q.ip_dst[31:16]} + {4'd0, c_rec_q.ip_dst[15:0]}
+           + 20'd6 + {4'd0, 16'(tlen - ihl4)};
+  end
+
+  logic              d_valid_q, d_last_q, d_first_q;
+  logic [DATA_W-1:0] d_data_q;
+  logic [CW-1:0]     d_nw_q, d_nf_q;
+  logic              d_tlw_q, d_tlf_q;
+  logic [SW-1:0]     d_sidx_q;
+  logic [18*NG-1:0]  d_tsum_q;
+  meta_t             d_rec_q;
+  logic [8*40-1:0]   d_opts_q;
+  logic [5:0]        d_optlen_q;
+  logic [23:0]       d_ipsum_q;
+  logic [19:0]       d_psum_q;
+
+  always_ff @(posedge clk) begin
+    if (adv) begin
+      d_valid_q  <= c_valid_q;
+      d_last_q   <= c_last_q;
+      d_first_q  <= c_first_q;
+      d_data_q   <= c_data_q;
+      d_nw_q     <= c_valid_q ? c_nw : '0;
+      d_nf_q     <= c_valid_q ? c_nf : '0;
+      d_tlw_q    <= c_tlw;
+      d_tlf_q    <= c_tlf;
+      d_sidx_q   <= c_pay_off_q[LB-1:2];
+      d_tsum_q   <= c_tsum;
+      d_rec_q    <= c_rec_x;
+      d_opts_q   <= c_opts_q;
+      d_optlen_q <= c_optlen;
+      d_ipsum_q  <= c_ipsum_tot;
+      d_psum_q   <= c_psum;
+    end
+    if (rst) begin
+      d_valid_q <= 1'b0;
+      d_nw_q    <= '0;
+      d_nf_q    <= '0;
+    end
+  end
+
+  // ------------------------------------------------------------------ payload out
+  logic [DATA_W-1:0] prev_q;               // previous beat of the frame in D
+  logic [DATA_W-1:0] win_data, fl_data, win_m, fl_m;
+  logic [WB-1:0]     win_keep, fl_keep;
+  always_comb begin : pay_mux
+    logic [2*DATA_W-1:0] both;
+    both     = {d_data_q, prev_q};
+    win_data = both[16 +: DATA_W];
+    fl_data  = d_data_q >> 16;
+    for (int k = 1; k < WB / 4; k++) begin
+      if (d_sidx_q == SW'(k)) begin
+        win_data = both[8*(4*k + 2) +: DATA_W];
+        fl_data  = d_data_q >> (8*(4*k + 2));
+      end
+    end
+    for (int b = 0; b < WB; b++) begin
+      win_keep[b] = (CW'(b) < d_nw_q);
+      fl_keep[b]  = (CW'(b) < d_nf_q);
+      win_m[8*b +: 8] = win_keep[b] ? win_data[8*b +: 8] : 8'd0;
+      fl_m[8*b +: 8]  = fl_keep[b] ? fl_data[8*b +: 8] : 8'd0;
+    end
+  end
+
+  logic              o_valid_q, o_last_q, r_valid_q, r_last_q;
+  logic [DATA_W-1:0] o_data_q, r_data_q;   // r_*: second beat of a frame end (window + flush)
+  logic [WB-1:0]     o_keep_q, r_keep_q;
+
+  assign o_free = !o_valid_q || m_axis_payload_tready;
+  assign d_out  = d_valid_q && ((d_nw_q != '0) || (d_nf_q != '0));
+
+  always_ff @(posedge clk) begin
+    if (o_free) o_valid_q <= 1'b0;
+    if (o_free && r_valid_q) begin
+      o_valid_q <= 1'b1;
+      o_data_q  <= r_data_q;
+      o_keep_q  <= r_keep_q;
+      o_last_q  <= r_last_q;
+      r_valid_q <= 1'b0;
+    end else if (adv && d_out) begin
+      o_valid_q <= 1'b1;
+      if (d_nw_q != '0) begin
+        o_data_q <= win_m;
+        o_keep_q <= win_keep;
+        o_last_q <= d_tlw_q;
+        if (d_nf_q != '0) begin
+          r_valid_q <= 1'b1;
+          r_data_q  <= fl_m;
+          r_keep_q  <= fl_keep;
+          r_last_q  <= d_tlf_q;
+        end
+      end else begin
+        o_data_q <= fl_m;
+        o_keep_q <= fl_keep;
+        o_last_q <= d_tlf_q;
+      end
+    end
+    if (adv && d_valid_q) prev_q <= d_data_q;
+    if (rst) begin
+      o_valid_q <= 1'b0;
+      r_valid_q <= 1'b0;
+    end
+  end
+
+  assign m_axis_payload_tdata  = o_data_q;
+  assign m_axis_payload_tkeep  = o_keep_q;
+  assign m_axis_payload_tlast  = o_last_q;
+  assign m_axis_payload_tvalid = o_valid_q;
+
+  // ------------------------------------------------------------------ TCP checksum accumulator
+  logic [31:0] acc_q, acc_next;
+  always_comb begin : acc_calc
+    acc_next = d_first_q ? 32'd0 : acc_q;
+    for (int g = 0; g < NG; g++) acc_next = acc_next + {14'd0, d_tsum_q[18*g +: 18]};
+  end
+  always_ff @(posedge clk) begin
+    if (adv && d_valid_q) acc_q <= acc_next;
+  end
+
+  // ------------------------------------------------------------------ P3: option walker
+  logic            p3_valid_q, p3_done_q;
+  meta_t           p3_rec_q;
+  logic [8*40-1:0] p3_opts_q;
+  logic [5:0]      p3_optlen_q, p3_ptr_q;
+  logic [31:0]     p3_sum_q;
+
+  assign m_free   = !m_valid_q || m_meta_ready;
+  assign p3_leave = p3_valid_q && p3_done_q && m_free;
+  assign p3_ok    = !(d_valid_q && d_last_q) || !p3_valid_q || p3_leave;
+  assign adv      = o_free && p3_ok && !(r_valid_q && d_out);
+
+  // one option step at p3_ptr_q
+  logic [31:0] opt_w;            // bytes ptr .. ptr+3
+  logic [5:0]  step_ptr;
+  logic        step_done, step_err, step_mss, step_ws;
+  always_comb begin : opt_step
+    logic [7:0] kind, len;
+    logic [5:0] rem;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [8*40-1:0] sh;
+    /* verilator lint_on UNUSEDSIGNAL */
+    sh    = p3_opts_q >> {p3_ptr_q, 3'b000};
+    opt_w = sh[31:0];
+    kind  = opt_w[7:0];
+    len   = opt_w[15:8];
+    rem   = p3_optlen_q - p3_ptr_q;
+    step_ptr  = p3_ptr_q;
+    step_done = 1'b0;
+    step_err  = 1'b0;
+    step_mss  = 1'b0;
+    step_ws   = 1'b0;
+    if (kind == 8'd0) begin
+      step_done = 1'b1;
+    end else if (kind == 8'd1) begin
+      step_ptr  = p3_ptr_q + 6'd1;
+      step_done = (rem == 6'd1);
+    end else if ((rem < 6'd2) || (len < 8'd2) || (len > {2'b00, rem})
+              || ((kind == 8'd2) && (len != 8'd4)) || ((kind == 8'd3) && (len != 8'd3))) begin
+      step_err  = 1'b1;
+      step_done = 1'b1;
+    end else begin
+      step_mss  = (kind == 8'd2);
+      step_ws   = (kind == 8'd3);
+      step_ptr  = p3_ptr_q + len[5:0];
+      step_done = (len[5:0] == rem);
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (p3_leave) p3_valid_q <= 1'b0;
+    if (p3_valid_q && !p3_done_q) begin
+      p3_ptr_q  <= step_ptr;
+      p3_done_q <= step_done;
+      if (step_err) p3_rec_q.opt_err <= 1'b1;
+      if (step_mss) begin
+        p3_rec_q.mss_present <= 1'b1;
+        p3_rec_q.mss         <= {opt_w[23:16], opt_w[31:24]};
+      end
+      if (step_ws) begin
+        p3_rec_q.ws_present <= 1'b1;
+        p3_rec_q.ws         <= opt_w[23:16];
+      end
+    end
+    if (adv && d_valid_q && d_last_q) begin
+      p3_valid_q  <= 1'b1;
+      p3_rec_q    <= d_rec_q;
+      p3_rec_q.ip_csum_ok <= d_rec_q.ipv4 && (bouncer_util_pkg::csum_fold({8'd0, d_ipsum_q}) == 16'hFFFF);
+      p3_opts_q   <= d_opts_q;
+      p3_optlen_q <= d_optlen_q;
+      p3_ptr_q    <= 6'd0;
+      p3_done_q   <= (d_optlen_q == 6'd0);
+      p3_sum_q    <= acc_next + {12'd0, d_psum_q};
+    end
+    if (rst) p3_valid_q <= 1'b0;
+  end
+
+  // ------------------------------------------------------------------ record out
+  logic  m_valid_q;
+  meta_t m_rec_q;
+  always_ff @(posedge clk) begin
+    if (m_free) m_valid_q <= 1'b0;
+    if (p3_leave) begin : load
+      logic csum_ok;
+      csum_ok = p3_rec_q.tcp && (bouncer_util_pkg::csum_fold(p3_sum_q) == 16'hFFFF);
+      m_valid_q           <= 1'b1;
+      m_rec_q             <= p3_rec_q;
+      m_rec_q.tcp_csum_ok <= csum_ok;
+      m_rec_q.bad <= p3_rec_q.runt || p3_rec_q.len_err || p3_rec_q.hdr_err
+                  || (p3_rec_q.ipv4 && !p3_rec_q.ip_csum_ok)
+                  || (p3_rec_q.tcp && (!csum_ok || p3_rec_q.opt_err));
+    end
+    if (rst) m_valid_q <= 1'b0;
+  end
+
+  assign m_meta_valid           = m_valid_q;
+  assign m_meta_eth_dst         = m_rec_q.eth_dst;
+  assign m_meta_eth_src         = m_rec_q.eth_src;
+  assign m_meta_vlan_present    = m_rec_q.vlan;
+  assign m_meta_vlan_tci        = m_rec_q.vlan_tci;
+  assign m_meta_ethertype       = m_rec_q.ethertype;
+  assign m_meta_ipv4            = m_rec_q.ipv4;
+  assign m_meta_ip_ihl          = m_rec_q.ip_ihl;
+  assign m_meta_ip_tos          = m_rec_q.ip_tos;
+  assign m_meta_ip_total_len    = m_rec_q.ip_total_len;
+  assign m_meta_ip_id           = m_rec_q.ip_id;
+  assign m_meta_ip_df           = m_rec_q.ip_df;
+  assign m_meta_ip_mf           = m_rec_q.ip_mf;
+  assign m_meta_ip_frag_off     = m_rec_q.ip_frag_off;
+  assign m_meta_ip_ttl          = m_rec_q.ip_ttl;
+  assign m_meta_ip_proto        = m_rec_q.ip_proto;
+  assign m_meta_ip_src          = m_rec_q.ip_src;
+  assign m_meta_ip_dst          = m_rec_q.ip_dst;
+  assign m_meta_ip_csum_ok      = m_rec_q.ip_csum_ok;
+  assign m_meta_tcp             = m_rec_q.tcp;
+  assign m_meta_tcp_src_port    = m_rec_q.tcp_sport;
+  assign m_meta_tcp_dst_port    = m_rec_q.tcp_dport;
+  assign m_meta_tcp_seq         = m_rec_q.tcp_seq;
+  assign m_meta_tcp_ack         = m_rec_q.tcp_ack;
+  assign m_meta_tcp_doff        = m_rec_q.tcp_doff;
+  assign m_meta_tcp_flags       = m_rec_q.tcp_flags;
+  assign m_meta_tcp_window      = m_rec_q.tcp_window;
+  assign m_meta_tcp_csum_ok     = m_rec_q.tcp_csum_ok;
+  assign m_meta_tcp_mss_present = m_rec_q.mss_present;
+  assign m_meta_tcp_mss         = m_rec_q.mss;
+  assign m_meta_tcp_ws_present  = m_rec_q.ws_present;
+  assign m_meta_tcp_ws          = m_rec_q.ws;
+  assign m_meta_tcp_opt_err     = m_rec_q.opt_err;
+  assign m_meta_payload_len     = m_rec_q.payload_len;
+  assign m_meta_frame_len       = m_rec_q.frame_len;
+  assign m_meta_runt            = m_rec_q.runt;
+  assign m_meta_len_err         = m_rec_q.len_err;
+  assign m_meta_hdr_err         = m_rec_q.hdr_err;
+  assign m_meta_bad             = m_rec_q.bad;
+
+endmodule
+`default_nettype wire
