@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// bouncer_conn_table: the passive side's connection lookup, TCP 4-tuple -> cm_id.
+//
+// The table is a set-associative hash in one block RAM (BRAM/URAM after synthesis, never
+// flops): 2**DEPTH_LOG2 entries in 2**DEPTH_LOG2 / WAYS buckets of WAYS entries (WAYS a
+// power of two). One bucket is one RAM word, {valid, tuple, cm_id} x WAYS, read in one
+// access. The bucket index is an add-rotate-xor mix of the tuple keyed with `hash_key`
+// (sampled while `rst` is high), folded to the index width, so the bucket of a tuple is not
+// predictable without the key.
+//
+// Commands (cmd_*, valid/ready, one per cycle):
+//   OP_LOOKUP (0)  hit/cm_id of the tuple; status OK or NOT_FOUND
+//   OP_INSERT (1)  add tuple -> cmd_cm_id in the first free way; status OK, EXISTS (hit=1 and
+//                  the stored cm_id; nothing written) or FULL (all WAYS taken; nothing written,
+//                  insert_fail_full pulses)
+//   OP_DELETE (2)  remove the tuple; status OK (hit=1, the removed cm_id) or NOT_FOUND
+//   op 3 is executed as OP_LOOKUP.
+// Results (res_*, valid/ready) come out in command order: hit = the tuple was in the table
+// before the command, res_cm_id = its cm_id (0 on a miss), res_status as above.
+//
+// Pipeline (never stalls; a result FIFO with credit-based cmd_ready absorbs backpressure):
+//   S0  accept: hash computed from the command port, registered with the command
+//   S1  RAM read (registered address), S2 RAM output register
+//   S3  compare the WAYS entries, decide, write the modified bucket back, push the result
+// Read-after-write hazards are handled by FORWARDING, not stalls: a command in S3 compares
+// its bucket index with the buckets written by the two commands ahead of it (the writes its
+// RAM read could not see) and takes the newest matching bucket image instead of the RAM data.
+// Latency: cmd accepted in cycle t -> res_valid in cycle t+4. Throughput: 1 command/cycle
+// while res_ready holds (cmd_ready drops only when the result FIFO could overflow).
+// Reset sweep: every bucket is written invalid, one per cycle (2**DEPTH_LOG2 / WAYS cycles);
+// init_done rises when it is over and no command is accepted before.
+`default_nettype none
+module bouncer_conn_table #(
+  parameter int DEPTH_LOG2 = 10,  // entries = 2**DEPTH_LOG2 (up to 16: 65536 entries)
+  parameter int WAYS       = 4,   // entries per bucket, power of two
+  parameter int CM_ID_W    = 10   // = CTX_DEPTH_LOG2 of the context table
+) (
+  input  wire                  clk,
+  input  wire                  rst,
+  input  wire [31:0]           hash_key,
+  output logic                 init_done,
+
+  input  wire                  cmd_valid,
+  output logic                 cmd_ready,
+  input  wire [1:0]            cmd_op,
+  input  wire [31:0]           cmd_rem_ip,
+  input  wire [31:0]           cmd_loc_ip,
+  input  wire [15:0]           cmd_rem_port,
+  input  wire [15:0]           cmd_loc_port,
+  input  wire [CM_ID_W-1:0]    cmd_cm_id,
+
+  output logic                 res_valid,
+  input  wire                  res_ready,
+  output logic                 res_hit,
+  output logic [CM_ID_W-1:0]   res_cm_id,
+  output logic [1:0]           res_status,
+
+  output logic [DEPTH_LOG2:0]  occupancy,
+  output logic                 insert_fail_full
+);
+
+  localparam logic [1:0] OP_LOOKUP = 2'd0;
+  localparam logic [1:0] OP_INSERT = 2'd1;
+  localparam logic [1:0] OP_DELETE = 2'd2;
+
+  localparam logic [1:0] ST_OK        = 2'd0;
+  localparam logic [1:0] ST_NOT_FOUND = 2'd1;
+  localparam logic [1:0] ST_EXISTS    = 2'd2;
+  localparam logic [1:0] ST_FULL      = 2'd3;
+
+  localparam int WAYS_LOG2 = $clog2(WAYS);
+  localparam int BL        = DEPTH_LOG2 - WAYS_LOG2;  // bucket index width
+  localparam int TW        = 96;                      // tuple width
+  localparam int EW        = 1 + TW + CM_ID_W;        // entry: {valid, tuple, cm_id}
+  localparam int BW        = WAYS * EW;               // bucket (RAM word) width
+  localparam int FIFO_LOG2 = 3;                       // result FIFO: 8 entries
+  localparam int RW        = 1 + CM_ID_W + 2;         // result: {hit, cm_id, status}
+
+  // ---------------------------------------------------------------- reset sweep, key
+  logic          init_q;
+  logic [BL:0]   init_addr_q;
+  logic [31:0]   key_q;
+
+  // ---------------------------------------------------------------- S0: hash + accept
+  logic [31:0] h_a0, h_b0, h_c0, h_a1, h_c1, h_b1, h_a2, h_c2, h_x;
+  logic [BL-1:0] cmd_bucket;
+  logic          cmd_fire;
+
+  always_comb begin
+    h_a0 = cmd_rem_ip ^ key_q;
+    h_b0 = cmd_loc_ip ^ {key_q[15:0], key_q[31:16]};
+    h_c0 = {cmd_rem_port, cmd_loc_port} ^ {key_q[23:0], key_q[31:24]} ^ 32'h9E3779B9;
+    h_a1 = h_a0 + h_b0;
+    h_c1 = h_c0 ^ {h_a1[24:0], h_a1[31:25]};   // rotl 7
+    h_b1 = h_b0 + h_c1;
+    h_a2 = h_a1 ^ {h_b1[18:0], h_b1[31:19]};   // rotl 13
+    h_c2 = h_c1 + h_a2;
+    h_x  = h_c2 ^ {h_b1[14:0], h_b1[31:15]};   // rotl 17
+    cmd_bucket = '0;                            // fold all 32 bits: bit i -> i mod BL
+    for (int i = 0; i < 32; i++) cmd_bucket[i % BL] = cmd_bucket[i % BL] ^ h_x[i];
+  end
+
+  // pipeline registers
+  logic              v0_q, v1_q, v2_q;
+  logic [1:0]        op0_q, op1_q, op2_q;
+  logic [TW-1:0]     tup0_q, tup1_q, tup2_q;
+  logic [CM_ID_W-1:0] id0_q, id1_q, id2_q;
+  logic [BL-1:0]     bk0_q, bk1_q, bk2_q;
+
+  // result FIFO state (credit for cmd_ready)
+  logic [FIFO_LOG2:0] fifo_cnt_q;
+  logic [2:0]         inflight;
+
+  assign inflight  = {2'b00, v0_q} + {2'b00, v1_q} + {2'b00, v2_q};
+  assign cmd_ready = init_q && (({1'b0, fifo_cnt_q} + {{(FIFO_LOG2 - 1){1'b0}}, inflight})
+                                < (FIFO_LOG2 + 2)'(1 << FIFO_LOG2));
+  assign cmd_fire  = cmd_valid && cmd_ready;
+
+  always_ff @(posedge clk) begin
+    v0_q   <= cmd_fire;
+    op0_q  <= cmd_op;
+    tup0_q <= {cmd_rem_ip, cmd_loc_ip, cmd_rem_port, cmd_loc_port};
+    id0_q  <= cmd_cm_id;
+    bk0_q  <= cmd_bucket;
+    v1_q   <= v0_q;
+    op1_q  <= op0_q;
+    tup1_q <= tup0_q;
+    id1_q  <= id0_q;
+    bk1_q  <= bk0_q;
+    v2_q   <= v1_q;
+    op2_q  <= op1_q;
+    tup2_q <= tup1_q;
+    id2_q  <= id1_q;
+    bk2_q  <= bk1_q;
+    if (rst) begin
+      v0_q <= 1'b0;
+      v1_q <= 1'b0;
+      v2_q <= 1'b0;
+    end
+  end
+
+  // ---------------------------------------------------------------- RAM
+  logic [BW-1:0] mem [1 << BL];
+  logic          ram_we;
+  logic [BL-1:0] ram_waddr;
+  logic [BW-1:0] ram_wdata;
+  logic [BW-1:0] rdata_q;      // S1: RAM read register (address = bk0_q)
+  logic [BW-1:0] rdata_out_q;  // S2: RAM output register
+
+  // S3 write (from the compare stage below) or the reset sweep
+  logic          s3_we;
+  logic [BW-1:0] s3_wdata;
+
+  assign ram_we    = !init_q || s3_we;
+  assign ram_waddr = !init_q ? init_addr_q[BL-1:0] : bk2_q;
+  assign ram_wdata = !init_q ? {BW{1'b0}} : s3_wdata;
+
+  // read-first: a read in the same cycle as a write to the same bucket returns the old word
+  always_ff @(posedge clk) begin
+    if (ram_we) mem[ram_waddr] <= ram_wdata;
+    rdata_q <= mem[bk0_q];
+  end
+
+  // output register stage (kept outside the RAM block so it maps to the BRAM output reg)
+  always_ff @(posedge clk) rdata_out_q <= rdata_q;
+
+  // ---------------------------------------------------------------- S3: forward, compare, modify
+  // Writes of the last two S3 cycles: the RAM data of the command now in S3 predates both.
+  logic          wr1_v_q, wr2_v_q;
+  logic [BL-1:0] wr1_bk_q, wr2_bk_q;
+  logic [BW-1:0] wr1_d_q, wr2_d_q;
+
+  logic [BW-1:0]      bucket;
+  logic [WAYS-1:0]    way_valid, way_match, free_oh;
+  logic               hit, any_free, free_found;
+  logic [CM_ID_W-1:0] hit_id;
+  logic [EW-1:0]      ent;
+  logic               do_ins, do_del;
+  logic [1:0]         s3_status;
+
+  always_comb begin
+    if (wr1_v_q && wr1_bk_q == bk2_q) bucket = wr1_d_q;
+    else if (wr2_v_q && wr2_bk_q == bk2_q) bucket = wr2_d_q;
+    else bucket = rdata_out_q;
+
+    hit_id     = '0;
+    free_oh    = '0;
+    free_found = 1'b0;
+    for (int w = 0; w < WAYS; w++) begin
+      ent          = bucket[w*EW +: EW];
+      way_valid[w] = ent[EW-1];
+      way_match[w] = ent[EW-1] && (ent[EW-2 -: TW] == tup2_q);
+      if (way_match[w]) hit_id = hit_id | ent[CM_ID_W-1:0];
+      if (!ent[EW-1] && !free_found) begin
+        free_oh[w] = 1'b1;
+        free_found = 1'b1;
+      end
+    end
+    ent      = '0;
+    hit      = |way_match;
+    any_free = !(&way_valid);
+
+    do_ins = v2_q && (op2_q == OP_INSERT) && !hit && any_free;
+    do_del = v2_q && (op2_q == OP_DELETE) && hit;
+    s3_we  = do_ins || do_del;
+
+    s3_wdata = bucket;
+    for (int w = 0; w < WAYS; w++) begin
+      if (do_ins && free_oh[w]) s3_wdata[w*EW +: EW] = {1'b1, tup2_q, id2_q};
+      if (do_del && way_match[w]) s3_wdata[w*EW +: EW] = {EW{1'b0}};
+    end
+
+    case (op2_q)
+      OP_INSERT: s3_status = hit ? ST_EXISTS : (any_free ? ST_OK : ST_FULL);
+      OP_DELETE: s3_status = hit ? ST_OK : ST_NOT_FOUND;
+      OP_LOOKUP: s3_status = hit ? ST_OK : ST_NOT_FOUND;
+      default:   s3_status = hit ? ST_OK : ST_NOT_FOUND;
+    endcase
+  end
+
+  // ---------------------------------------------------------------- result FIFO
+  logic [RW-1:0]        fifo [1 << FIFO_LOG2];
+  logic [FIFO_LOG2-1:0] fifo_wp_q, fifo_rp_q;
+  logic                 fifo_push, fifo_pop;
+
+  assign fifo_push = v2_q;
+  assign fifo_pop  = res_valid && res_ready;
+
+  always_ff @(posedge clk) begin
+    if (fifo_push) fifo[fifo_wp_q] <= {hit, hit_id, s3_status};
+  end
+
+  assign res_valid  = fifo_cnt_q != '0;
+  assign res_hit    = fifo[fifo_rp_q][RW-1];
+  assign res_cm_id  = fifo[fifo_rp_q][2 +: CM_ID_W];
+  assign res_status = fifo[fifo_rp_q][1:0];
+
+  // ---------------------------------------------------------------- state, counters
+  logic [DEPTH_LOG2:0] occ_q;
+  logic                fail_full_q;
+
+  always_ff @(posedge clk) begin
+    wr1_v_q  <= s3_we;
+    wr1_bk_q <= bk2_q;
+    wr1_d_q  <= s3_wdata;
+    wr2_v_q  <= wr1_v_q;
+    wr2_bk_q <= wr1_bk_q;
+    wr2_d_q  <= wr1_d_q;
+
+    if (fifo_push) fifo_wp_q <= fifo_wp_q + 1'b1;
+    if (fifo_pop) fifo_rp_q <= fifo_rp_q + 1'b1;
+    if (fifo_push && !fifo_pop) fifo_cnt_q <= fifo_cnt_q + 1'b1;
+    else if (!fifo_push && fifo_pop) fifo_cnt_q <= fifo_cnt_q - 1'b1;
+
+    if (do_ins) occ_q <= occ_q + 1'b1;
+    else if (do_del) occ_q <= occ_q - 1'b1;
+    fail_full_q <= v2_q && (op2_q == OP_INSERT) && !hit && !any_free;
+
+    if (!init_q) begin
+      init_addr_q <= init_addr_q + 1'b1;
+      if (init_addr_q == (BL+1)'((1 << BL) - 1)) init_q <= 1'b1;
+    end
+
+    if (rst) begin
+      key_q       <= hash_key;
+      init_q      <= 1'b0;
+      init_addr_q <= '0;
+      wr1_v_q     <= 1'b0;
+      wr2_v_q     <= 1'b0;
+      fifo_wp_q   <= '0;
+      fifo_rp_q   <= '0;
+      fifo_cnt_q  <= '0;
+      occ_q       <= '0;
+      fail_full_q <= 1'b0;
+    end
+  end
+
+  assign init_done        = init_q;
+  assign occupancy        = occ_q;
+  assign insert_fail_full = fail_full_q;
+
+endmodule
+`default_nettype wire

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// bouncer_tcp_ctrl_builder: builds one Ethernet/[802.1Q]/IPv4/TCP control segment without
+// payload and streams it on an AXI-Stream master, DATA_W bits per beat (64 or 512), wire
+// byte 0 in tdata[7:0], tkeep per byte, no FCS.
+//
+// Kinds (s_req_kind):
+//   0 SYN-ACK  flags 0x12, doff 7, options MSS (02 04 mss) + WS (03 03 wscale) + EOL (00)
+//   1 ACK      flags 0x10, doff 5, no options
+//   2 FIN|ACK  flags 0x11, doff 5, no options
+//   3 RST|ACK  flags 0x14, doff 5, no options
+// IPv4: 0x45, TOS, total length 40 (+8 options), IP ID, DF (0x4000), TTL, proto 6, checksum,
+// src LOC_IP, dst REM_IP. TCP: src LOC_PORT, dst REM_PORT, seq, ack, window, checksum
+// (pseudo-header), urgent 0. All inputs are host-order integers; MACs have the first wire
+// byte in bits [47:40]. With PAD_MIN != 0 frames shorter than 60 bytes are padded with zero
+// bytes to 60 (IP total length excludes the padding), as a MAC would.
+//
+// Pipeline (elastic, every stage stalls only when the one after it is full):
+//   A  (accept edge)  fields + first level of the checksum adder tree (5-10 terms each)
+//   B                 IPv4 and TCP 32-bit totals, frame length
+//   S  (stream reg)   fold + complement, header image; cut into beats
+//   O  (output reg)   m_axis_* registered
+// Latency: request handshake -> first beat valid = 3 cycles (edges B, S, O after the
+// accepting edge). Throughput: one beat per cycle with tready high, back to back across
+// segments (S reloads on the edge that sends the previous segment's last beat), so one
+// segment per cycle at DATA_W 512 (SYN-ACK with VLAN, 66 bytes, takes 2 beats). Note
+// s_req_ready depends combinationally on m_axis_tready.
+`default_nettype none
+module bouncer_tcp_ctrl_builder #(
+  parameter int DATA_W  = 64,
+  parameter int PAD_MIN = 1
+) (
+  input  wire                 clk,
+  input  wire                 rst,
+
+  input  wire                 s_req_valid,
+  output logic                s_req_ready,
+  input  wire [1:0]           s_req_kind,
+  input  wire [47:0]          s_req_rem_mac,
+  input  wire [47:0]          s_req_loc_mac,
+  input  wire                 s_req_vlan_en,
+  input  wire [15:0]          s_req_vlan_tci,
+  input  wire [31:0]          s_req_loc_ip,
+  input  wire [31:0]          s_req_rem_ip,
+  input  wire [7:0]           s_req_tos,
+  input  wire [7:0]           s_req_ttl,
+  input  wire [15:0]          s_req_ip_id,
+  input  wire [15:0]          s_req_loc_port,
+  input  wire [15:0]          s_req_rem_port,
+  input  wire [31:0]          s_req_seq,
+  input  wire [31:0]          s_req_ack,
+  input  wire [15:0]          s_req_window,
+  input  wire [15:0]          s_req_mss,
+  input  wire [7:0]           s_req_wscale,
+
+  output logic [DATA_W-1:0]   m_axis_tdata,
+  output logic [DATA_W/8-1:0] m_axis_tkeep,
+  output logic                m_axis_tlast,
+  output logic                m_axis_tvalid,
+  input  wire                 m_axis_tready
+);
+
+  localparam int WB        = DATA_W / 8;                       // bytes per beat
+  localparam int MAX_BYTES = 66;                               // SYN-ACK with VLAN
+  localparam int NB_MAX    = (MAX_BYTES + WB - 1) / WB;        // beats of the longest frame
+  localparam int IMG_BYTES = NB_MAX * WB;
+  localparam int KW        = $clog2(NB_MAX + 1);
+
+  localparam logic [1:0] K_SYNACK = 2'd0;
+  localparam logic [1:0] K_ACK    = 2'd1;
+  localparam logic [1:0] K_FINACK = 2'd2;
+
+  typedef struct packed {
+    logic [1:0]  kind;
+    logic [47:0] rem_mac;
+    logic [47:0] loc_mac;
+    logic        vlan_en;
+    logic [15:0] vlan_tci;
+    logic [31:0] loc_ip;
+    logic [31:0] rem_ip;
+    logic [7:0]  tos;
+    logic [7:0]  ttl;
+    logic [15:0] ip_id;
+    logic [15:0] loc_port;
+    logic [15:0] rem_port;
+    logic [31:0] seq;
+    logic [31:0] ack;
+    logic [15:0] window;
+    logic [15:0] mss;
+    logic [7:0]  wscale;
+  } req_t;
+
+  // ------------------------------------------------------------------ handshakes
+  logic a_valid_q, b_valid_q, s_busy_q, out_valid_q;
+  logic out_adv, emit, last_emit, s_load, b_ready, a_ready;
+  logic [KW-1:0] k_q, nb_q;
+
+  assign out_adv     = !out_valid_q || m_axis_tready;
+  assign emit        = s_busy_q && out_adv;
+  assign last_emit   = emit && (k_q + KW'(1) == nb_q);
+  assign b_ready     = !s_busy_q || last_emit;
+  assign s_load      = b_valid_q && b_ready;
+  assign a_ready     = !a_valid_q || b_ready;
+  assign s_req_ready = a_ready;
+
+  // ------------------------------------------------------------------ stage A
+  req_t        a_q;
+  logic [19:0] a_ip_q, a_addr_q, a_tcp0_q, a_tcp1_q;
+
+  logic        in_syn;
+  logic [7:0]  in_flags;
+  logic [15:0] in_ip_total, in_tcp_len;
+  always_comb begin
+    in_syn = (s_req_kind == K_SYNACK);
+    case (s_req_kind)
+      K_SYNACK: in_flags = 8'h12;
+      K_ACK:    in_flags = 8'h10;
+      K_FINACK: in_flags = 8'h11;
+      default:  in_flags = 8'h14;
+    endcase
+    in_ip_total = in_syn ? 16'd48 : 16'd40;
+    in_tcp_len  = in_syn ? 16'd28 : 16'd20;
+  end
+
+  always_ff @(posedge clk) begin
+    if (s_req_valid && a_ready) begin
+      a_q.kind     <= s_req_kind;
+      a_q.rem_mac  <= s_req_rem_mac;
+      a_q.loc_mac  <= s_req_loc_mac;
+      a_q.vlan_en  <= s_req_vlan_en;
+      a_q.vlan_tci <= s_req_vlan_tci;
+      a_q.loc_ip   <= s_req_loc_ip;
+      a_q.rem_ip   <= s_req_rem_ip;
+      a_q.tos      <= s_req_tos;
+      a_q.ttl      <= s_req_ttl;
+      a_q.ip_id    <= s_req_ip_id;
+      a_q.loc_port <= s_req_loc_port;
+      a_q.rem_port <= s_req_rem_port;
+      a_q.seq      <= s_req_seq;
+      a_q.ack      <= s_req_ack;
+      a_q.window   <= s_req_window;
+      a_q.mss      <= s_req_mss;
+      a_q.wscale   <= s_req_wscale;
+      // IPv4 header words except the addresses (checksum field 0)
+      a_ip_q   <= {4'd0, 8'h45, s_req_tos} + {4'd0, in_ip_total} + {4'd0, s_req_ip_id}
+                + 20'h04000 + {4'd0, s_req_ttl, 8'h06};
+      // addresses: shared by the IPv4 header and the TCP pseudo-header
+      a_addr_q <= {4'd0, s_req_loc_ip[31:16]} + {4'd0, s_req_loc_ip[15:0]}
+                + {4'd0, s_req_rem_ip[31:16]} + {4'd0, s_req_rem_ip[15:0]};
+      a_tcp0_q <= {4'd0, s_req_loc_port} + {4'd0, s_req_rem_port}
+                + {4'd0, s_req_seq[31:16]} + {4'd0, s_req_seq[15:0]}
+                + {4'd0, s_req_ack[31:16]} + {4'd0, s_req_ack[15:0]};
+      // pseudo-header protocol + TCP length, doff/flags, window, options
+      a_tcp1_q <= 20'd6 + {4'd0, in_tcp_len} + {4'd0, (in_syn ? 4'd7 : 4'd5), 4'd0, in_flags}
+                + {4'd0, s_req_window}
+                + (in_syn ? (20'h00204 + {4'd0, s_req_mss} + 20'h00303 + {4'd0, s_req_wscale, 8'h00})
+                          : 20'd0);
+    end
+  end
+
+  // ------------------------------------------------------------------ stage B
+  req_t        b_q;
+  logic [31:0] b_ip_tot_q, b_tcp_tot_q;
+  logic [6:0]  b_flen_q;
+  logic [KW-1:0] b_nb_q;
+
+  logic [6:0] a_flen;
+  always_comb begin
+    a_flen = 7'd54 + (a_q.vlan_en ? 7'd4 : 7'd0) + ((a_q.kind == K_SYNACK) ? 7'd8 : 7'd0);
+    if (PAD_MIN != 0 && a_flen < 7'd60) a_flen = 7'd60;
+  end
+
+  always_ff @(posedge clk) begin
+    if (a_valid_q && b_ready) begin
+      b_q         <= a_q;
+      b_ip_tot_q  <= {12'd0, a_ip_q} + {12'd0, a_addr_q};
+      b_tcp_tot_q <= {12'd0, a_addr_q} + {12'd0, a_tcp0_q} + {12'd0, a_tcp1_q};
+      b_flen_q    <= a_flen;
+      b_nb_q      <= KW'((32'(a_flen) + WB - 1) / WB);
+    end
+  end
+
+  // ------------------------------------------------------------------ header image
+  logic [8*IMG_BYTES-1:0] img;
+  always_comb begin : img_build
+    logic [95:0]  macs;
+    logic [31:0]  tag;
+    logic [383:0] l34;     // IPv4 (20) + TCP (20) + options (8)
+    logic         syn;
+    logic [7:0]   flags;
+    syn = (b_q.kind == K_SYNACK);
+    case (b_q.kind)
+      K_SYNACK: flags = 8'h12;
+      K_ACK:    flags = 8'h10;
+      K_FINACK: flags = 8'h11;
+      default:  flags = 8'h14;
+    endcase
+    macs = {bouncer_util_pkg::be48(b_q.loc_mac), bouncer_util_pkg::be48(b_q.rem_mac)};
+    tag  = {bouncer_util_pkg::be16(b_q.vlan_tci), bouncer_util_pkg::be16(16'h8100)};
+    l34 = '0;
+    l34[0   +: 8]  = 8'h45;
+    l34[8   +: 8]  = b_q.tos;
+    l34[16  +: 16] = bouncer_util_pkg::be16(syn ? 16'd48 : 16'd40);
+    l34[32  +: 16] = bouncer_util_pkg::be16(b_q.ip_id);
+    l34[48  +: 16] = bouncer_util_pkg::be16(16'h4000);
+    l34[64  +: 8]  = b_q.ttl;
+    l34[72  +: 8]  = 8'h06;
+    l34[80  +: 16] = bouncer_util_pkg::be16(~bouncer_util_pkg::csum_fold(b_ip_tot_q));
+    l34[96  +: 32] = bouncer_util_pkg::be32(b_q.loc_ip);
+    l34[128 +: 32] = bouncer_util_pkg::be32(b_q.rem_ip);
+    l34[160 +: 16] = bouncer_util_pkg::be16(b_q.loc_port);
+    l34[176 +: 16] = bouncer_util_pkg::be16(b_q.rem_port);
+    l34[192 +: 32] = bouncer_util_pkg::be32(b_q.seq);
+    l34[224 +: 32] = bouncer_util_pkg::be32(b_q.ack);
+    l34[256 +: 8]  = syn ? 8'h70 : 8'h50;
+    l34[264 +: 8]  = flags;
+    l34[272 +: 16] = bouncer_util_pkg::be16(b_q.window);
+    l34[288 +: 16] = bouncer_util_pkg::be16(~bouncer_util_pkg::csum_fold(b_tcp_tot_q));
+    l34[304 +: 16] = 16'h0000;
+    if (syn) begin
+      l34[320 +: 16] = bouncer_util_pkg::be16(16'h0204);
+      l34[336 +: 16] = bouncer_util_pkg::be16(b_q.mss);
+      l34[352 +: 16] = bouncer_util_pkg::be16(16'h0303);
+      l34[368 +: 8]  = b_q.wscale;
+      l34[376 +: 8]  = 8'h00;    // EOL
+    end
+    img = '0;
+    if (b_q.vlan_en) img[0 +: 96+32+16+384] = {l34, bouncer_util_pkg::be16(16'h0800), tag, macs};
+    else             img[0 +: 96+16+384]    = {l34, bouncer_util_pkg::be16(16'h0800), macs};
+  end
+
+  // ------------------------------------------------------------------ stream + output
+  logic [8*IMG_BYTES-1:0] img_q;
+  logic [6:0]             flen_q;
+
+  logic [DATA_W-1:0] out_data_q;
+  logic [WB-1:0]     out_keep_q;
+  logic              out_last_q;
+
+  logic [15:0]   beat_left;
+  logic [WB-1:0] keep;
+  always_comb begin
+    beat_left = {9'd0, flen_q} - 16'(32'(k_q) * WB);
+    for (int b = 0; b < WB; b++) keep[b] = (16'(b) < beat_left);
+  end
+
+  always_ff @(posedge clk) begin
+    if (emit) begin
+      out_data_q <= img_q[32'(k_q) * DATA_W +: DATA_W];
+      out_keep_q <= keep;
+      out_last_q <= (k_q + KW'(1) == nb_q);
+      k_q        <= k_q + KW'(1);
+    end
+    if (last_emit || !s_busy_q) s_busy_q <= 1'b0;
+    if (s_load) begin
+      img_q    <= img;
+      flen_q   <= b_flen_q;
+      nb_q     <= b_nb_q;
+      k_q      <= '0;
+      s_busy_q <= 1'b1;
+    end
+    if (out_adv) out_valid_q <= emit;
+
+    if (s_req_valid && a_ready) a_valid_q <= 1'b1;
+    else if (a_valid_q && b_ready) a_valid_q <= 1'b0;
+    if (a_valid_q && b_ready) b_valid_q <= 1'b1;
+    else if (s_load) b_valid_q <= 1'b0;
+
+    if (rst) begin
+      a_valid_q   <= 1'b0;
+      b_valid_q   <= 1'b0;
+      s_busy_q    <= 1'b0;
+      out_valid_q <= 1'b0;
+    end
+  end
+
+  assign m_axis_tdata  = out_data_q;
+  assign m_axis_tkeep  = out_keep_q;
+  assign m_axis_tlast  = out_last_q;
+  assign m_axis_tvalid = out_valid_q;
+
+endmodule
+`default_nettype wire
