@@ -22,11 +22,16 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "Vrx_parser_w512.h"
 #include "Vrx_parser_w64.h"
+#include "axis_lanes.hpp"
 #include "verilated.h"
 #pragma GCC diagnostic pop
 #include "golden/reject_frame.hpp"
 
 namespace {
+
+using axis::keep_bit;
+using axis::lane_byte;
+using axis::mac_field;
 
 using Bytes = std::vector<uint8_t>;
 
@@ -294,11 +299,6 @@ void put_beat(T& port, const Bytes& f, size_t off, unsigned wb) {
     for (unsigned i = 0; i < wb && off + i < f.size(); ++i)
       port[i / 4] |= uint32_t{f[off + i]} << (8 * (i % 4));
   }
-}
-uint8_t lane_byte(uint64_t data, unsigned lane) { return static_cast<uint8_t>(data >> (8 * lane)); }
-template <std::size_t N>
-uint8_t lane_byte(const VlWide<N>& data, unsigned lane) {
-  return static_cast<uint8_t>(data[lane / 4] >> (8 * (lane % 4)));
 }
 
 template <typename Model>

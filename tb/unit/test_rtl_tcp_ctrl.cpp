@@ -21,6 +21,7 @@
 #include "Visn_hash.h"
 #include "Vtcp_ctrl_w512.h"
 #include "Vtcp_ctrl_w64.h"
+#include "axis_lanes.hpp"
 #include "verilated.h"
 #pragma GCC diagnostic pop
 
@@ -31,18 +32,9 @@
 
 namespace {
 
-uint8_t lane_byte(uint64_t data, unsigned lane) { return static_cast<uint8_t>(data >> (8 * lane)); }
-template <std::size_t N>
-uint8_t lane_byte(const VlWide<N>& data, unsigned lane) {
-  return static_cast<uint8_t>(data[lane / 4] >> (8 * (lane % 4)));
-}
-bool keep_bit(uint64_t keep, unsigned lane) { return (keep >> lane) & 1; }
-
-uint64_t mac_field(const golden::Mac& m) {
-  uint64_t v = 0;
-  for (uint8_t b : m.b) v = (v << 8) | b;
-  return v;
-}
+using axis::keep_bit;
+using axis::lane_byte;
+using axis::mac_field;
 
 golden::TcpCtrlParams random_params(std::mt19937_64& rng, golden::TcpCtrlKind kind, bool vlan) {
   golden::TcpCtrlParams p;
