@@ -22,6 +22,18 @@ blocks=(
   "bouncer_tcp_ctrl_builder|-GDATA_W=512|common/bouncer_util_pkg.sv tx/bouncer_tcp_ctrl_builder.sv"
   "bouncer_isn_hash||cm/bouncer_isn_hash.sv"
   "bouncer_conn_table|-GDEPTH_LOG2=16|cm/bouncer_conn_table.sv"
+  "bouncer_cm_timer||cm/bouncer_cm_timer.sv"
+  "bouncer_cm_timer|-GID_W=16|cm/bouncer_cm_timer.sv"
+  "bouncer_id_alloc||cm/bouncer_id_alloc.sv"
+  "bouncer_id_alloc|-GID_W=16|cm/bouncer_id_alloc.sv"
+  "bouncer_listener_table||host/bouncer_regs_pkg.sv cm/bouncer_listener_table.sv"
+  "bouncer_axis_frame_fifo|-GDATA_W=64|common/bouncer_axis_frame_fifo.sv"
+  "bouncer_axis_frame_fifo|-GDATA_W=512|common/bouncer_axis_frame_fifo.sv"
+  "bouncer_tx_arb|-GDATA_W=64|common/bouncer_rr_arbiter.sv tx/bouncer_tx_arb.sv"
+  "bouncer_tx_arb|-GDATA_W=512|common/bouncer_rr_arbiter.sv tx/bouncer_tx_arb.sv"
+  "bouncer_mpa_req_asm|-GDATA_W=64|rx/bouncer_mpa_req_asm.sv"
+  "bouncer_mpa_req_asm|-GDATA_W=512|rx/bouncer_mpa_req_asm.sv"
+  "bouncer_axil_regs||host/bouncer_regs_pkg.sv host/bouncer_axil_regs.sv"
 )
 for b in "${blocks[@]}"; do
   IFS='|' read -r top params files <<<"$b"

@@ -60,7 +60,9 @@ CmContext make_context(unsigned i, const SimOptions& o, std::mt19937_64& rng) {
   return c;
 }
 
-std::vector<std::byte> make_pd(unsigned i, const SimOptions& o) {
+}  // namespace
+
+std::vector<std::byte> reject_pd(unsigned i, const SimOptions& o) {
   const std::string base = o.pd_text ? *o.pd_text : fmt::format("bouncer: go away #{}", i);
   size_t len = base.size();
   if (o.pd_len) {
@@ -78,6 +80,20 @@ std::vector<std::byte> make_pd(unsigned i, const SimOptions& o) {
   return pd;
 }
 
+bool prepare_pcap_dir(const SimOptions& o) {
+  if (o.pcap.empty()) return true;
+  std::error_code ec;
+  const auto dir = std::filesystem::path(o.pcap).parent_path();
+  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    fmt::print(stderr, "bouncer sim: cannot create {}: {}\n", dir.string(), ec.message());
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
 struct Totals {
   unsigned ok = 0, failed = 0, push = 0, db = 0, pshdrop = 0, pd_ok = 0;
   uint64_t lat_sum = 0;
@@ -87,24 +103,52 @@ struct Totals {
 }  // namespace
 
 void add_sim_options(CLI::App& app, SimOptions& o) {
+  app.add_option("--mode", o.mode,
+                 "peer: simulated initiators connect, the host rejects their requests; "
+                 "context: the host writes the contexts (no peers). push|db|both: context "
+                 "mode with that --post (the old spelling)")
+      ->check(CLI::IsMember({"peer", "context", "push", "db", "both"}))
+      ->capture_default_str();
+  app.add_option("--post", o.post, "push | db | both (alternate per connection)")
+      ->check(CLI::IsMember({"push", "db", "both"}))
+      ->capture_default_str();
   app.add_option("--connections,-n", o.connections, "Connections to reject")
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
-  app.add_option("--rev", o.rev, "MPA revision of the simulated requests (2: enhanced)")
+  app.add_option("--rev", o.rev, "MPA revision of the requests (2: enhanced, RFC 6581)")
       ->check(CLI::IsMember({1u, 2u}))
       ->capture_default_str();
-  auto* len = app.add_option("--pd-len", o.pd_len,
-                             "Private data bytes per reject (default: 7, 33, 64, 200 in turn)")
-                  ->check(CLI::Range(0u, 512u));
+  app.add_option("--pd-len", o.pd_len,
+                 "Private data bytes per reject (default: 7, 33, 64, 200 in turn; also the "
+                 "auto-reject template length when given)")
+      ->check(CLI::Range(0u, 512u));
   app.add_option("--pd", o.pd_text, "Private data text (padded/cut to --pd-len when given)");
-  (void)len;
-  app.add_option("--vlan", o.vlan, "802.1Q VLAN ID to tag the frames with")
+  app.add_option("--vlan", o.vlan, "802.1Q VLAN ID to tag the frames with (context mode)")
       ->check(CLI::Range(0u, 4095u));
   app.add_option("--width", o.width, "TX data width in bits")
       ->check(CLI::IsMember({64u, 512u}))
       ->capture_default_str();
-  app.add_option("--mode", o.mode, "push | db | both (alternate per connection)")
-      ->check(CLI::IsMember({"push", "db", "both"}))
+  app.add_option("--peer-pd-len", o.peer_pd_len, "Private data bytes of each MPA request (peer)")
+      ->check(CLI::Range(0u, 508u))
+      ->capture_default_str();
+  app.add_option("--loss", o.loss, "Probability that the wire loses a frame, both directions")
+      ->check(CLI::Range(0.0, 0.9))
+      ->capture_default_str();
+  app.add_option("--fin-policy", o.fin_policy,
+                 "What follows the reject (the listener's default): siw (FIN once the reject "
+                 "is ACKed), irdma (FIN in the reject segment), abort (RST behind it)")
+      ->check(CLI::IsMember({"siw", "irdma", "abort"}))
+      ->capture_default_str();
+  app.add_option("--auto-reject", o.auto_reject,
+                 "Listener auto-reject: off, all, backlog (over --backlog), ird-ord (IRD/ORD "
+                 "above 16; every other peer asks for 64)")
+      ->check(CLI::IsMember({"off", "all", "backlog", "ird-ord"}))
+      ->capture_default_str();
+  app.add_option("--backlog", o.backlog, "Listener backlog (0: no limit)")
+      ->check(CLI::Range(0u, 65535u))
+      ->capture_default_str();
+  app.add_option("--spacing", o.spacing, "Cycles between two peers' SYNs")->capture_default_str();
+  app.add_option("--max-cycles", o.max_cycles, "Give up after this many simulated cycles")
       ->capture_default_str();
   app.add_option("--mem-latency", o.mem_latency, "Host memory latency in cycles")
       ->capture_default_str();
@@ -113,21 +157,29 @@ void add_sim_options(CLI::App& app, SimOptions& o) {
       ->capture_default_str();
   app.add_option("--pcap", o.pcap, "Capture of the TX frames (empty: none)")->capture_default_str();
   app.add_option("--fst", o.fst, "FST waveform file (empty: none)");
-  app.add_option("--seed", o.seed, "Random seed (ISNs, IP IDs, TX back-pressure)")
+  app.add_option("--seed", o.seed, "Random seed (ISNs, ISN key, IP IDs, back-pressure, loss)")
       ->capture_default_str();
-  app.add_flag("--fin", o.fin, "Set FIN in the reject segment (irdma style)");
+  app.add_flag("--fin", o.fin, "FIN in the reject segment (= --fin-policy irdma)");
 }
 
-int run_sim(const SimOptions& o) {
-  if (!o.pcap.empty()) {
-    std::error_code ec;
-    const auto dir = std::filesystem::path(o.pcap).parent_path();
-    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-    if (ec) {
-      fmt::print(stderr, "bouncer sim: cannot create {}: {}\n", dir.string(), ec.message());
+int run_sim(const SimOptions& opts) {
+  SimOptions o = opts;
+  if (o.mode == "push" || o.mode == "db" || o.mode == "both") {
+    o.post = o.mode;
+    o.mode = "context";
+  }
+  if (o.fin) {
+    if (o.fin_policy != "siw" && o.fin_policy != "irdma") {
+      fmt::print(stderr, "bouncer sim: --fin means --fin-policy irdma, not {}\n", o.fin_policy);
       return 1;
     }
+    o.fin_policy = "irdma";
   }
+  if (!prepare_pcap_dir(o)) return 1;
+  return o.mode == "context" ? run_context_mode(o) : run_peer_mode(o);
+}
+
+int run_context_mode(const SimOptions& o) {
   sim::PlatformConfig pc;
   pc.data_width = o.width;
   pc.mem_latency_cycles = o.mem_latency;
@@ -159,8 +211,8 @@ int run_sim(const SimOptions& o) {
         rc = 1;
         return;
       }
-      if (o.mode == "push" && !caps.push) {
-        fmt::print(stderr, "bouncer sim: --mode push, but this build has no push page\n");
+      if (o.post == "push" && !caps.push) {
+        fmt::print(stderr, "bouncer sim: --post push, but this build has no push page\n");
         rc = 1;
         return;
       }
@@ -174,11 +226,14 @@ int run_sim(const SimOptions& o) {
         }
       }
       for (unsigned i = 0; i < o.connections; ++i) {
-        const auto pd = make_pd(i, o);
+        const auto pd = reject_pd(i, o);
         RejectOptions ro;
-        ro.push = caps.push && (o.mode == "push" || (o.mode == "both" && i % 2 == 1));
+        ro.push = caps.push && (o.post == "push" || (o.post == "both" && i % 2 == 1));
         ro.allow_long_pd = pd.size() > regs::kApiPdSoftMax;
-        ro.fin = o.fin;
+        // siw is today's behaviour: DEFAULT, the context's policy (read as SIW_SAFE).
+        ro.fin_policy = o.fin_policy == "irdma"   ? regs::FinPolicy::IRDMA
+                        : o.fin_policy == "abort" ? regs::FinPolicy::ABORT
+                                                  : regs::FinPolicy::DEFAULT;
         ro.wr_id = i;
         auto r = cm.reject(i, pd, ro);
         const char* mode = ro.push ? "push" : "db";

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// `bouncer sim`: open the co-simulated device, write contexts, reject every connection.
+// `bouncer sim`: open the co-simulated device and reject connections.
+//  --mode peer (default): listen; simulated iWARP initiators connect over the simulated wire;
+//    the host receives their CONNECT_REQUESTs and rejects each (or the listener's
+//    auto-reject policy does); the pcap holds both directions.
+//  --mode context: today's vertical slice: the host writes every connection context and
+//    rejects it (no peers, TX only).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,23 +15,43 @@
 namespace bouncer::cli {
 
 struct SimOptions {
+  std::string mode = "peer";  // peer | context (push | db | both: context, legacy spelling)
+  std::string post = "both";  // push | db | both (alternate per connection)
   unsigned connections = 4;
   unsigned rev = 2;
-  std::optional<unsigned> pd_len;  // unset: varied per connection
+  std::optional<unsigned> pd_len;  // reject PD; unset: varied per connection
   std::optional<std::string> pd_text;
-  std::optional<unsigned> vlan;
+  std::optional<unsigned> vlan;  // context mode only
   unsigned width = 64;
-  std::string mode = "both";  // push | db | both
   uint64_t mem_latency = 200;
   double tx_ready = 1.0;
   std::string pcap = "out/demo.pcap";
   std::string fst;
   uint64_t seed = 1;
-  bool fin = false;
+  bool fin = false;  // legacy: --fin-policy irdma
+  // peer mode
+  unsigned peer_pd_len = 16;         // private data of each MPA request
+  double loss = 0.0;                 // frame loss probability, both directions
+  std::string fin_policy = "siw";    // siw | irdma | abort
+  std::string auto_reject = "off";   // off | all | backlog | ird-ord
+  unsigned backlog = 0;              // listener backlog (0: no limit)
+  uint64_t spacing = 2000;           // cycles between two peers' SYNs
+  uint64_t max_cycles = 20'000'000;  // give up after this many simulated cycles
 };
 
 void add_sim_options(CLI::App& app, SimOptions& o);
-/// Runs the demo; returns the process exit code (0 all rejects ok, 1 otherwise).
+/// Runs the demo; returns the process exit code (0 all rejects ok and every check passed,
+/// 1 otherwise, 3 if the simulation itself failed).
 int run_sim(const SimOptions& o);
+
+// The two modes (sim_cmd.cpp, sim_peer.cpp); `o` is normalized by run_sim.
+int run_context_mode(const SimOptions& o);
+int run_peer_mode(const SimOptions& o);
+
+/// The reject PD of connection i: --pd text (or "bouncer: go away #i"), cut or padded by
+/// repetition to --pd-len (default 7, 33, 64, 200 in turn).
+std::vector<std::byte> reject_pd(unsigned i, const SimOptions& o);
+/// Creates the pcap's directory. false (with a message) if that fails.
+bool prepare_pcap_dir(const SimOptions& o);
 
 }  // namespace bouncer::cli

@@ -3,7 +3,28 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+
 namespace bouncer {
+
+namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+bool is_hw(const Completion& c, regs::CqMajor major, regs::CqMinor minor) {
+  return c.major == static_cast<uint16_t>(major) && c.minor == static_cast<uint16_t>(minor);
+}
+
+// The PD of a rev-2 enhanced reply shares PD_Length with the 4-byte IRD/ORD word.
+constexpr uint32_t kIrdOrdBytes = 4;
+
+}  // namespace
 
 Error completion_error(const Completion& c) {
   Error e{Errc::kHardware,
@@ -13,11 +34,333 @@ Error completion_error(const Completion& c) {
   return e;
 }
 
+const char* event_name(const Event& e) {
+  return std::visit(Overloaded{[](const ConnectRequest&) { return "CONNECT_REQUEST"; },
+                               [](const PeerReset&) { return "PEER_RESET"; },
+                               [](const MpaError&) { return "MPA_ERROR"; }},
+                    e);
+}
+
+uint32_t event_cm_id(const Event& e) {
+  return std::visit([](const auto& ev) { return ev.cm_id; }, e);
+}
+
+const char* node_state_name(NodeState s) {
+  switch (s) {
+    case NodeState::kFree:
+      return "free";
+    case NodeState::kHeld:
+      return "held";
+    case NodeState::kHeldReset:
+      return "held (peer reset)";
+    case NodeState::kRejecting:
+      return "rejecting";
+    case NodeState::kAwaitTerminal:
+      return "rejected, awaiting its terminal event";
+  }
+  return "?";
+}
+
+Cm::Cm(Device& dev) : dev_(dev) {}
+
+Cm::~Cm() {
+  for (unsigned i = 0; i < listeners_.size(); ++i) {
+    if (listeners_[i]) (void)dev_.cqp_destroy_listener(i);
+  }
+}
+
+// ------------------------------------------------------------------------------- listeners
+
+Result<ListenerId> Cm::listen(uint32_t local_ip, uint16_t port, const ListenOptions& o) {
+  const unsigned n = std::min<unsigned>(dev_.caps().num_listeners, regs::kNumListeners);
+  if (port == 0) return make_error(Errc::kInvalidArgument, "cannot listen on port 0");
+  if (o.index && *o.index >= n) {
+    return make_error(Errc::kInvalidArgument,
+                      fmt::format("listener index {} is not below {}", *o.index, n));
+  }
+  if (o.template_pd.size() > regs::kMpaPdMax - kIrdOrdBytes) {
+    return make_error(
+        Errc::kInvalidArgument,
+        fmt::format("{}-byte PD template: at most {} (PD_Length {} with the rev-2 "
+                    "IRD/ORD word)",
+                    o.template_pd.size(), regs::kMpaPdMax - kIrdOrdBytes, regs::kMpaPdMax));
+  }
+  if (o.max_ird > 0x3FFF || o.max_ord > 0x3FFF) {
+    return make_error(Errc::kInvalidArgument,
+                      fmt::format("max_ird {} / max_ord {} exceed 14 bits", o.max_ird, o.max_ord));
+  }
+  if (o.auto_reject == regs::AutoReject::BACKLOG && o.backlog == 0) {
+    return make_error(Errc::kInvalidArgument,
+                      "auto_reject BACKLOG needs a backlog (0 means no limit: it would never "
+                      "reject)");
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    if (listeners_[i] && listeners_[i]->ip == local_ip && listeners_[i]->port == port) {
+      return make_error(Errc::kState, fmt::format("listener {} already listens on 0x{:08X}:{}", i,
+                                                  local_ip, port));
+    }
+  }
+  unsigned index = 0;
+  if (o.index) {
+    index = *o.index;
+    if (listeners_[index]) {
+      return make_error(Errc::kState, fmt::format("listener index {} is in use", index));
+    }
+  } else {
+    while (index < n && listeners_[index]) ++index;
+    if (index == n) {
+      return make_error(Errc::kState, fmt::format("all {} listener entries are in use", n));
+    }
+  }
+  if (auto r = dev_.wait_cm_ready(dev_.config().cqp_timeout_cycles); !r) return r.error();
+  ListenerConfig c;
+  c.index = index;
+  c.loc_ip = local_ip;
+  c.loc_port = port;
+  c.backlog = o.backlog;
+  c.fin_policy = o.fin_policy;
+  c.auto_reject = o.auto_reject;
+  c.tmpl_ird_ord = o.template_ird_ord;
+  c.max_ird = o.max_ird;
+  c.max_ord = o.max_ord;
+  c.loc_mac = o.local_mac;
+  c.ttl = o.ttl;
+  c.tos = o.tos;
+  if (auto r = dev_.cqp_create_listener(c, o.template_pd); !r) return r.error();
+  listeners_[index] = Listener{local_ip, port};
+  return ListenerId{static_cast<uint8_t>(index)};
+}
+
+Result<void> Cm::destroy_listener(ListenerId id) {
+  if (id.index >= listeners_.size() || !listeners_[id.index]) {
+    return make_error(Errc::kState,
+                      fmt::format("listener {} is not a listener of this Cm", id.index));
+  }
+  auto r = dev_.cqp_destroy_listener(id.index);
+  if (r || (r.error().code == Errc::kHardware &&
+            r.error().hw_minor == static_cast<uint16_t>(regs::CqMinor::BAD_LISTENER))) {
+    listeners_[id.index].reset();
+  }
+  return r;
+}
+
+// ------------------------------------------------------------------------------- events
+
+Cm::Node* Cm::node(uint32_t cm_id) {
+  auto it = nodes_.find(cm_id);
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+NodeState Cm::node_state(uint32_t cm_id) const {
+  auto it = nodes_.find(cm_id);
+  return it == nodes_.end() ? NodeState::kFree : it->second.state;
+}
+
+CmStats Cm::stats() const {
+  CmStats s = stats_;
+  s.nodes_held = 0;
+  s.nodes_awaiting_terminal = 0;
+  for (const auto& [id, n] : nodes_) {
+    if (n.state == NodeState::kHeld || n.state == NodeState::kHeldReset) ++s.nodes_held;
+    if (n.state == NodeState::kAwaitTerminal ||
+        (n.state == NodeState::kRejecting && !n.terminal_seen)) {
+      ++s.nodes_awaiting_terminal;
+    }
+  }
+  return s;
+}
+
+void Cm::count_terminal(uint32_t cm_id, regs::AeqEvent code) {
+  if (terminal_observer_) terminal_observer_(cm_id, code);
+  switch (code) {
+    case regs::AeqEvent::CLOSED:
+      ++stats_.terminal.closed;
+      break;
+    case regs::AeqEvent::RESET:
+      ++stats_.terminal.reset;
+      break;
+    case regs::AeqEvent::RTX_EXHAUSTED:
+      ++stats_.terminal.rtx_exhausted;
+      break;
+    case regs::AeqEvent::TIMEOUT:
+      ++stats_.terminal.timeout;
+      break;
+    default:
+      ++stats_.terminal.other;
+      break;
+  }
+}
+
+// A terminal event (CLOSED, RTX_EXHAUSTED, TIMEOUT; RESET of a rejected node).
+void Cm::on_terminal(uint32_t cm_id, regs::AeqEvent code) {
+  Node* n = node(cm_id);
+  if (n == nullptr) {
+    ++stats_.unexpected_events;
+    return;
+  }
+  switch (n->state) {
+    case NodeState::kRejecting:
+      // The completion is still to be seen; the node is over for the hardware.
+      if (n->terminal_seen) {
+        ++stats_.unexpected_events;
+        return;
+      }
+      n->terminal_seen = true;
+      if (code == regs::AeqEvent::RESET) n->reset_seen = true;
+      count_terminal(cm_id, code);
+      return;
+    case NodeState::kAwaitTerminal:
+      count_terminal(cm_id, code);
+      n->state = NodeState::kFree;
+      return;
+    case NodeState::kHeld:
+    case NodeState::kHeldReset:
+      // The hardware keeps a node the host holds until the reject: this breaks the
+      // contract. The cm_id is free for the hardware, so it is for us too.
+      ++stats_.unexpected_events;
+      n->state = NodeState::kFree;
+      return;
+    case NodeState::kFree:
+      ++stats_.unexpected_events;
+      return;
+  }
+}
+
+std::optional<Event> Cm::on_aeqe(const Aeqe& e) {
+  if (e.cm_id >= dev_.caps().ctx_depth) {
+    ++stats_.unexpected_events;
+    return std::nullopt;
+  }
+  const Tuple tuple{e.loc_ip, e.loc_port, e.rem_ip, e.rem_port};
+  const auto code = static_cast<regs::AeqEvent>(e.event);
+  switch (code) {
+    case regs::AeqEvent::CONNECT_REQUEST: {
+      Node& n = nodes_[e.cm_id];
+      switch (n.state) {
+        case NodeState::kFree:
+          break;
+        case NodeState::kRejecting:
+        case NodeState::kAwaitTerminal:
+          // The hardware writes a node's terminal event before it reuses the cm_id.
+          if (!n.terminal_seen) ++stats_.missing_terminal;
+          break;
+        case NodeState::kHeld:
+        case NodeState::kHeldReset:
+          ++stats_.unexpected_events;  // a held cm_id reused: the old request is gone
+          break;
+      }
+      Node fresh;
+      fresh.state = NodeState::kHeld;
+      fresh.rev = e.rev;
+      fresh.flags = e.flags;
+      fresh.listener = e.listener;
+      fresh.gen = n.gen + 1;
+      n = fresh;
+      shadow_.erase(e.cm_id);  // any host-written context of this cm_id is gone
+      ConnectRequest cr;
+      cr.cm_id = e.cm_id;
+      cr.listener = ListenerId{e.listener};
+      cr.tuple = tuple;
+      cr.rev = e.rev;
+      cr.flags = e.flags;
+      if (cr.enhanced()) cr.ird_ord = e.ird_ord;
+      if (e.pd_len > 0) {
+        auto pd = e.pd_len <= regs::kMpaPdMax ? dev_.read_pd_area(e.pd_offset, e.pd_len)
+                                              : std::vector<std::byte>{};
+        if (pd.empty()) {
+          ++stats_.bad_pd;
+        } else {
+          cr.private_data = std::move(pd);
+        }
+      }
+      ++stats_.requests;
+      return Event{std::move(cr)};
+    }
+    case regs::AeqEvent::MPA_ERROR: {
+      // A node the host never saw. Anything the driver remembers of this cm_id has ended.
+      if (Node* n = node(e.cm_id); n != nullptr && n->state != NodeState::kFree) {
+        if (n->state == NodeState::kHeld || n->state == NodeState::kHeldReset) {
+          ++stats_.unexpected_events;
+        } else if (!n->terminal_seen) {
+          ++stats_.missing_terminal;
+        }
+        n->state = NodeState::kFree;
+      }
+      ++stats_.mpa_errors;
+      return Event{
+          MpaError{e.cm_id, ListenerId{e.listener}, tuple, static_cast<regs::MpaError>(e.reason)}};
+    }
+    case regs::AeqEvent::RESET: {
+      Node* n = node(e.cm_id);
+      if (n != nullptr && n->state == NodeState::kHeld) {
+        // Not terminal: the node stays until the application rejects it.
+        n->state = NodeState::kHeldReset;
+        n->reset_seen = true;
+        ++stats_.peer_resets;
+        return Event{PeerReset{e.cm_id}};
+      }
+      if (n != nullptr && n->state == NodeState::kHeldReset) {
+        ++stats_.unexpected_events;
+        return std::nullopt;
+      }
+      on_terminal(e.cm_id, code);
+      return std::nullopt;
+    }
+    case regs::AeqEvent::CLOSED:
+    case regs::AeqEvent::RTX_EXHAUSTED:
+    case regs::AeqEvent::TIMEOUT:
+      on_terminal(e.cm_id, code);
+      return std::nullopt;
+  }
+  ++stats_.unexpected_events;  // an event code this driver does not know
+  return std::nullopt;
+}
+
+Result<std::optional<Event>> Cm::poll_event() {
+  if (!ready_.empty()) {  // read off the AEQ while a reject waited for its completion
+    Result<std::optional<Event>> out{std::move(ready_.front())};
+    ready_.pop_front();
+    return out;
+  }
+  for (;;) {
+    auto e = dev_.poll_aeq();
+    if (!e) {
+      dev_.flush_aeq_head();  // the caller is about to wait: give the hardware all the room
+      return std::optional<Event>{};
+    }
+    if (auto ev = on_aeqe(*e)) return std::optional<Event>{std::move(*ev)};
+  }
+}
+
+Result<Event> Cm::wait_event(uint64_t timeout_cycles) {
+  hal::Device& hal = dev_.hal();
+  const uint64_t deadline = hal.now_cycles() + timeout_cycles;
+  for (;;) {
+    auto e = poll_event();
+    if (!e) return e.error();
+    if (*e) return std::move(**e);
+    const uint64_t now = hal.now_cycles();
+    if (now >= deadline) {
+      return make_error(
+          Errc::kTimeout,
+          fmt::format("no event after {} cycles (AEQ head {}, AEQ_TAIL {})", timeout_cycles,
+                      dev_.aeq().head(), hal.read32(regs::reg::AEQ_TAIL)));
+    }
+    hal.wait_cycles(std::min(dev_.config().poll_interval_cycles, deadline - now));
+  }
+}
+
+// ------------------------------------------------------------------------------- contexts
+
 Result<void> Cm::write_context(uint32_t cm_id, const CmContext& ctx) {
   if (cm_id >= dev_.caps().ctx_depth) {
     return make_error(Errc::kInvalidArgument,
                       fmt::format("cm_id {} is not below the connection-table depth {}", cm_id,
                                   dev_.caps().ctx_depth));
+  }
+  if (NodeState s = node_state(cm_id); s != NodeState::kFree) {
+    return make_error(Errc::kState, fmt::format("cm_id {} is a passive-CM connection ({})", cm_id,
+                                                node_state_name(s)));
   }
   shadow_.erase(cm_id);
   auto r = dev_.cqp_write_context(cm_id, ctx);
@@ -41,15 +384,25 @@ Result<CmContext> Cm::read_context(uint32_t cm_id) {
 Result<CmContext*> Cm::context_for(uint32_t cm_id) {
   auto it = shadow_.find(cm_id);
   if (it == shadow_.end()) {
-    auto r = read_context(cm_id);  // someone else wrote it: ask the hardware once
+    // Someone else wrote it: ask the hardware once. A node of the passive CM is not a
+    // host-written context, and this Cm did not indicate it: not ours to reject.
+    auto r = dev_.cqp_read_node(cm_id);
     if (!r) return r.error();
-    it = shadow_.find(cm_id);
+    if (r->ctx.valid && (r->hosted || r->auto_rej)) {
+      return make_error(Errc::kState,
+                        fmt::format("cm_id {} is a passive-CM connection this Cm did not "
+                                    "indicate (state {})",
+                                    cm_id, regs::name(r->state)));
+    }
+    it = shadow_.emplace(cm_id, r->ctx).first;
   }
   return &it->second;
 }
 
-Result<uint16_t> Cm::post_reject(uint32_t cm_id, std::span<const std::byte> pd,
-                                 const RejectOptions& opts) {
+// ------------------------------------------------------------------------------- reject
+
+Result<void> Cm::validate_reject(uint32_t cm_id, std::span<const std::byte> pd,
+                                 const RejectOptions& opts) const {
   const Caps& caps = dev_.caps();
   if (cm_id >= caps.ctx_depth) {
     return make_error(
@@ -66,6 +419,68 @@ Result<uint16_t> Cm::post_reject(uint32_t cm_id, std::span<const std::byte> pd,
     return make_error(Errc::kInvalidArgument,
                       "push mode requested but the device has no push page");
   }
+  if (opts.fin && opts.fin_policy != regs::FinPolicy::DEFAULT &&
+      opts.fin_policy != regs::FinPolicy::IRDMA) {
+    return make_error(Errc::kInvalidArgument,
+                      fmt::format("fin (= fin_policy IRDMA) contradicts fin_policy {}",
+                                  regs::name(opts.fin_policy)));
+  }
+  return {};
+}
+
+namespace {
+Error wire_too_long(uint32_t wire, size_t pd, bool enhanced) {
+  return make_error(Errc::kInvalidArgument,
+                    fmt::format("PD_Length on the wire would be {} ({} bytes{}), above the MPA "
+                                "limit {}",
+                                wire, pd, enhanced ? " + 4 IRD/ORD" : "", regs::kMpaPdMax));
+}
+}  // namespace
+
+Result<uint16_t> Cm::post_reject(uint32_t cm_id, std::span<const std::byte> pd,
+                                 const RejectOptions& opts) {
+  if (auto v = validate_reject(cm_id, pd, opts); !v) return v.error();
+  if (Node* n = node(cm_id); n != nullptr && n->state != NodeState::kFree) {
+    if (n->state == NodeState::kHeld || n->state == NodeState::kHeldReset) {
+      return post_node_reject(cm_id, *n, pd, opts);
+    }
+    // iw_cm_reject: state != CONN_RECV -> -EINVAL, nothing reaches the provider.
+    return make_error(Errc::kState, fmt::format("cm_id {} was already rejected ({})", cm_id,
+                                                node_state_name(n->state)));
+  }
+  return post_context_reject(cm_id, pd, opts);
+}
+
+Result<uint16_t> Cm::post_node_reject(uint32_t cm_id, Node& n, std::span<const std::byte> pd,
+                                      const RejectOptions& opts) {
+  const uint32_t wire = static_cast<uint32_t>(pd.size()) + (n.enhanced() ? kIrdOrdBytes : 0);
+  if (wire > regs::kMpaPdMax) return wire_too_long(wire, pd.size(), n.enhanced());
+  RejectWqe w;
+  w.cm_id = cm_id;
+  w.pd = pd;
+  w.pd_area = true;
+  w.push = opts.push;
+  w.allow_inline = opts.allow_inline;
+  w.fin_policy = opts.fin_policy;
+  w.fin = opts.fin;
+  w.ird_ord = opts.ird_ord;
+  w.wr_id = opts.wr_id;
+  auto idx = dev_.post_reject(w);
+  if (!idx) return idx;  // nothing posted: the application still holds the request
+  n.state = NodeState::kRejecting;
+  n.terminal_seen = false;
+  n.cleanup_done = false;
+  inflight_[*idx].push_back(Inflight{cm_id, n.gen, false});
+  // iw_cm: no events for this cm_id once reject returns, not even one already queued here.
+  std::erase_if(ready_, [&](const Event& e) {
+    return std::holds_alternative<PeerReset>(e) && event_cm_id(e) == cm_id;
+  });
+  ++stats_.rejects;
+  return idx;
+}
+
+Result<uint16_t> Cm::post_context_reject(uint32_t cm_id, std::span<const std::byte> pd,
+                                         const RejectOptions& opts) {
   auto ctx = context_for(cm_id);
   if (!ctx) return ctx.error();
   CmContext& c = **ctx;
@@ -76,18 +491,13 @@ Result<uint16_t> Cm::post_reject(uint32_t cm_id, std::span<const std::byte> pd,
     return make_error(Errc::kState, fmt::format("cm_id {} was already rejected", cm_id));
   }
   const uint32_t wire = c.wire_pd_len(pd.size());
-  if (wire > regs::kMpaPdMax) {
-    return make_error(
-        Errc::kInvalidArgument,
-        fmt::format("PD_Length on the wire would be {} ({} bytes{}), above the MPA "
-                    "limit {}",
-                    wire, pd.size(), c.enhanced() ? " + 4 IRD/ORD" : "", regs::kMpaPdMax));
-  }
+  if (wire > regs::kMpaPdMax) return wire_too_long(wire, pd.size(), c.enhanced());
   RejectWqe w;
   w.cm_id = cm_id;
   w.pd = pd;
   w.push = opts.push;
   w.allow_inline = opts.allow_inline;
+  w.fin_policy = opts.fin_policy;
   w.fin = opts.fin;
   w.ird_ord = opts.ird_ord;
   w.wr_id = opts.wr_id;
@@ -99,11 +509,108 @@ Result<uint16_t> Cm::post_reject(uint32_t cm_id, std::span<const std::byte> pd,
   return idx;
 }
 
+// The driver's cleanup after the hardware refused a reject WQE: the node still waits for a
+// reject, and the application may not be asked again (iw_cm's contract). Reject it once more
+// with no PD and ABORT (reject + RST; irdma sends a RST when its reject fails).
+void Cm::cleanup(uint32_t cm_id, Node& n) {
+  n.cleanup_done = true;
+  RejectWqe w;
+  w.cm_id = cm_id;
+  w.pd_area = true;
+  w.fin_policy = regs::FinPolicy::ABORT;
+  auto idx = dev_.post_reject(w);
+  if (!idx) {
+    ++stats_.cleanup_failed;
+    n.state = n.terminal_seen ? NodeState::kFree : NodeState::kAwaitTerminal;
+    return;
+  }
+  ++stats_.cleanup_rejects;
+  inflight_[*idx].push_back(Inflight{cm_id, n.gen, true});
+  pending_cleanup_ = *idx;
+}
+
+bool Cm::on_completion(const Completion& c) {
+  if (c.unexpected) return false;
+  auto it = inflight_.find(c.wqe_idx);
+  if (it == inflight_.end()) return false;  // a host-written-context reject, or a NOP
+  const Inflight f = it->second.front();
+  it->second.pop_front();
+  if (it->second.empty()) inflight_.erase(it);
+  Node* n = node(f.cm_id);
+  if (n == nullptr || n->gen != f.gen || n->state != NodeState::kRejecting) return f.internal;
+  auto settle = [&] { n->state = n->terminal_seen ? NodeState::kFree : NodeState::kAwaitTerminal; };
+  if (c.ok()) {
+    settle();
+  } else if (is_hw(c, regs::CqMajor::CTX, regs::CqMinor::PEER_RESET)) {
+    // The peer's RST came first: nothing was sent, the reject freed the node. Its RESET
+    // event is in the AEQ unless it was already consumed.
+    ++stats_.late_resets;
+    n->state = n->reset_seen ? NodeState::kFree : NodeState::kAwaitTerminal;
+  } else if (is_hw(c, regs::CqMajor::CTX, regs::CqMinor::NO_CONTEXT) ||
+             is_hw(c, regs::CqMajor::CTX, regs::CqMinor::CM_ID_RANGE)) {
+    n->state = NodeState::kFree;  // no such node in the hardware
+  } else if (c.major == static_cast<uint16_t>(regs::CqMajor::CTX)) {
+    settle();  // BAD_STATE and the like: the hardware's node is past MPAREQ_RCVD
+  } else if (!n->cleanup_done) {
+    cleanup(f.cm_id, *n);  // WQE/*, DMA/*: the node still waits for a reject
+  } else {
+    ++stats_.cleanup_failed;
+    settle();
+  }
+  return f.internal;
+}
+
+std::optional<Completion> Cm::poll() {
+  for (;;) {
+    auto c = dev_.poll_cq();
+    if (!c) return std::nullopt;
+    if (!on_completion(*c)) return c;
+  }
+}
+
+// Waits for the completion of wqe_idx while keeping the AEQ drained: the hardware hands a
+// reject to its CM engine, which waits while the AEQ is full, so a host that only watched the
+// CQ could wait for a completion that waits for it.
+Result<Completion> Cm::wait_draining(uint16_t wqe_idx, uint64_t timeout_cycles) {
+  hal::Device& hal = dev_.hal();
+  const uint64_t deadline = hal.now_cycles() + timeout_cycles;
+  for (;;) {
+    auto c = dev_.poll_completion_for(wqe_idx);
+    if (!c) return c.error();
+    if (*c) return **c;
+    drain_aeq();
+    const uint64_t now = hal.now_cycles();
+    if (now >= deadline) return dev_.completion_timeout(wqe_idx, timeout_cycles);
+    hal.wait_cycles(std::min(dev_.config().poll_interval_cycles, deadline - now));
+  }
+}
+
+void Cm::drain_aeq() {
+  while (auto e = dev_.poll_aeq()) {
+    if (auto ev = on_aeqe(*e)) ready_.push_back(std::move(*ev));
+  }
+  dev_.flush_aeq_head();
+}
+
+Result<Completion> Cm::wait(uint16_t wqe_idx, uint64_t timeout_cycles) {
+  auto c = wait_draining(wqe_idx, timeout_cycles);
+  if (c) (void)on_completion(*c);
+  return c;
+}
+
 Result<Completion> Cm::reject(uint32_t cm_id, std::span<const std::byte> pd, RejectOptions opts) {
   auto idx = post_reject(cm_id, pd, opts);
   if (!idx) return idx.error();
-  auto c = dev_.wait_completion_for(*idx, opts.timeout_cycles);
-  if (!c) return c;
+  pending_cleanup_.reset();
+  auto c = wait_draining(*idx, opts.timeout_cycles);
+  if (!c) return c;  // the completion is accounted for when poll() or wait() sees it
+  (void)on_completion(*c);
+  if (pending_cleanup_) {
+    // Synchronous caller: finish the cleanup too, so the cm_id is settled on return.
+    const uint16_t cidx = *pending_cleanup_;
+    pending_cleanup_.reset();
+    if (auto cc = wait_draining(cidx, opts.timeout_cycles)) (void)on_completion(*cc);
+  }
   if (!c->ok()) return completion_error(*c);
   return c;
 }

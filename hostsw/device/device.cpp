@@ -9,9 +9,17 @@
 #include <cstring>
 #include <utility>
 
+#include "passive_internal.hpp"
+
 namespace bouncer {
 
 namespace {
+
+using detail::random_isn_key;
+using detail::validate_tcp;
+using detail::validate_timers;
+using detail::write_tcp;
+using detail::write_timers;
 
 namespace r = regs::reg;
 
@@ -83,20 +91,23 @@ std::string Completion::status() const {
 
 // ------------------------------------------------------------------------------- open
 
-Device::Device(hal::Device& hal, DeviceConfig cfg, Caps caps, queues::SqRing sq, queues::CqRing cq,
-               queues::SqRing cqp, queues::CqRing ccq, std::unique_ptr<hal::DmaBuffer> pd_pool,
-               std::unique_ptr<hal::DmaBuffer> ctx_pool)
+Device::Device(hal::Device& hal, DeviceConfig cfg, Caps caps, Parts parts)
     : hal_(hal),
-      cfg_(cfg),
+      cfg_(std::move(cfg)),
       caps_(caps),
-      sq_(std::move(sq)),
-      cq_(std::move(cq)),
-      cqp_(std::move(cqp)),
-      ccq_(std::move(ccq)),
-      pd_pool_(std::move(pd_pool)),
-      ctx_pool_(std::move(ctx_pool)),
+      sq_(std::move(parts.sq)),
+      cq_(std::move(parts.cq)),
+      cqp_(std::move(parts.cqp)),
+      ccq_(std::move(parts.ccq)),
+      pd_pool_(std::move(parts.pd_pool)),
+      ctx_pool_(std::move(parts.ctx_pool)),
+      aeq_(std::move(parts.aeq)),
+      pd_area_(std::move(parts.pd_area)),
       sq_slots_(sq_.size()),
-      cqp_slots_(cqp_.size()) {}
+      cqp_slots_(cqp_.size()) {
+  aeq_batch_ = cfg_.aeq_head_batch != 0 ? cfg_.aeq_head_batch : aeq_.size() / 4;
+  aeq_batch_ = std::clamp<uint32_t>(aeq_batch_, 1, aeq_.size() - 1);
+}
 
 Result<std::unique_ptr<Device>> Device::open(hal::Device& hal, DeviceConfig cfg) {
   const uint32_t id = hal.read32(r::ID);
@@ -132,8 +143,15 @@ Result<std::unique_ptr<Device>> Device::open(hal::Device& hal, DeviceConfig cfg)
                       fmt::format("{}: CAPS 0x{:08X} reports no SQ", hal.name(), c));
   }
 
-  for (uint32_t n : {cfg.sq_entries, cfg.cq_entries, cfg.cqp_entries, cfg.ccq_entries}) {
+  for (uint32_t n :
+       {cfg.sq_entries, cfg.cq_entries, cfg.cqp_entries, cfg.ccq_entries, cfg.aeq_entries}) {
     if (auto lg = queues::ring_log2(n); !lg) return lg.error();
+  }
+  if (cfg.timers) {
+    if (auto v = validate_timers(*cfg.timers); !v) return v.error();
+  }
+  if (cfg.tcp) {
+    if (auto v = validate_tcp(*cfg.tcp); !v) return v.error();
   }
   if (cfg.cq_entries < cfg.sq_entries || cfg.ccq_entries < cfg.cqp_entries) {
     return make_error(Errc::kInvalidArgument,
@@ -159,6 +177,10 @@ Result<std::unique_ptr<Device>> Device::open(hal::Device& hal, DeviceConfig cfg)
   if (!pd_pool) return pd_pool.error();
   auto ctx_pool = hal.alloc_dma(size_t{cfg.cqp_entries} * kCtxBytes, 64);
   if (!ctx_pool) return ctx_pool.error();
+  auto aeq = queues::CqRing::create(hal, cfg.aeq_entries);
+  if (!aeq) return aeq.error();
+  auto pd_area = hal.alloc_dma(size_t{caps.ctx_depth} * regs::kPdSlotBytes, regs::kPdSlotBytes);
+  if (!pd_area) return pd_area.error();
 
   write_base(hal, r::SQ_BASE_LO, sq->device_addr());
   hal.write32(r::SQ_SIZE, sq->log2_size());
@@ -170,11 +192,20 @@ Result<std::unique_ptr<Device>> Device::open(hal::Device& hal, DeviceConfig cfg)
   hal.write32(r::CCQ_SIZE, ccq->log2_size());
   hal.write32(r::CQ_HEAD, 0);
   hal.write32(r::CCQ_HEAD, 0);
+  write_base(hal, r::AEQ_BASE_LO, aeq->device_addr());
+  hal.write32(r::AEQ_SIZE, aeq->log2_size());
+  hal.write32(r::AEQ_HEAD, 0);
+  write_base(hal, r::PD_BASE_LO, (*pd_area)->device_addr());
+  const std::array<uint32_t, 4> key = cfg.isn_key ? *cfg.isn_key : random_isn_key();
+  for (uint32_t i = 0; i < r::ISN_KEY_COUNT; ++i) hal.write32(r::ISN_KEY + 4 * i, key[i]);
+  if (cfg.timers) write_timers(hal, *cfg.timers);
+  if (cfg.tcp) write_tcp(hal, *cfg.tcp);
   hal.write32(r::CTRL, regs::field::CTRL::ENABLE.put(1));
 
-  return std::unique_ptr<Device>(new Device(
-      hal, cfg, caps, std::move(sq).value(), std::move(cq).value(), std::move(cqp).value(),
-      std::move(ccq).value(), std::move(pd_pool).value(), std::move(ctx_pool).value()));
+  Parts parts{std::move(sq).value(),       std::move(cq).value(),     std::move(cqp).value(),
+              std::move(ccq).value(),      std::move(aeq).value(),    std::move(pd_pool).value(),
+              std::move(ctx_pool).value(), std::move(pd_area).value()};
+  return std::unique_ptr<Device>(new Device(hal, std::move(cfg), caps, std::move(parts)));
 }
 
 Device::~Device() {
@@ -204,17 +235,37 @@ Result<uint16_t> Device::cqp_post(uint8_t opcode, uint32_t cm_id,
 
   namespace f = regs::cqp_wqe;
   std::array<std::byte, regs::kCqpWqeBytes> img{};
-  const uint64_t scratch = next_scratch_++;
   regs::put(img, f::CTX_ADDR, ctx_pool_->device_addr() + ctx_off);
   regs::put(img, f::CM_ID, cm_id);
-  regs::put(img, f::SCRATCH, scratch);
-  regs::put(img, f::OPCODE, opcode);
-  cqp_.write_wqe(*slot, img);
-  cqp_slots_[slot->wqe_idx] = CqpSlot{true, scratch, opcode};
+  return cqp_write_and_ring(*slot, opcode, img);
+}
+
+// Claims a CQP slot for a WQE that does not use the slot's context buffer (listener ops).
+Result<uint16_t> Device::cqp_submit(uint8_t opcode, std::span<std::byte> image) {
+  auto slot = cqp_.get_next_wqe();
+  if (!slot) {
+    return make_error(Errc::kRingFull,
+                      fmt::format("CQP full ({} control WQEs outstanding)", cqp_.used()));
+  }
+  return cqp_write_and_ring(*slot, opcode, image);
+}
+
+uint16_t Device::cqp_write_and_ring(queues::WqeSlot slot, uint8_t opcode,
+                                    std::span<std::byte> image) {
+  // SCRATCH and OPCODE sit in the same place in every CQP WQE format.
+  static_assert(regs::cqp_listen_wqe::SCRATCH.qword == regs::cqp_wqe::SCRATCH.qword &&
+                regs::cqp_listen_wqe::OPCODE.qword == regs::cqp_wqe::OPCODE.qword &&
+                regs::cqp_listen_wqe::OPCODE.lsb == regs::cqp_wqe::OPCODE.lsb);
+  namespace f = regs::cqp_wqe;
+  const uint64_t scratch = next_scratch_++;
+  regs::put(image, f::SCRATCH, scratch);
+  regs::put(image, f::OPCODE, opcode);
+  cqp_.write_wqe(slot, image);
+  cqp_slots_[slot.wqe_idx] = CqpSlot{true, scratch, opcode};
   ++stats_.cqp_ops;
   // irdma_sc_cqp_post_sq: writel(sq_ring.head, cqp_db).
   hal_.write32(r::CQP_DB, cqp_.head());
-  return slot->wqe_idx;
+  return slot.wqe_idx;
 }
 
 Result<Device::CqpDone> Device::cqp_poll_for_done(uint16_t wqe_idx, uint8_t opcode,
@@ -263,21 +314,30 @@ Result<void> Device::cqp_exec(uint8_t opcode, uint32_t cm_id, std::span<const st
   }
   auto idx = cqp_post(opcode, cm_id, ctx_in);
   if (!idx) return idx.error();
-  auto done = cqp_poll_for_done(*idx, opcode, cm_id);
-  if (!done) return done.error();
-  if (done->major != 0) {
-    ++stats_.cqp_errors;
-    Error e{Errc::kHardware, fmt::format("CQP {} cm_id {}: {}", cqp_op_name(opcode), cm_id,
-                                         cq_status_name(done->major, done->minor))};
-    e.hw_major = done->major;
-    e.hw_minor = done->minor;
-    return e;
-  }
+  if (auto r = cqp_finish(*idx, opcode, cm_id); !r) return r;
   if (!ctx_out.empty()) {
     const size_t off = size_t{*idx} * kCtxBytes;
     ctx_pool_->sync_from_device(off, kCtxBytes);
     std::memcpy(ctx_out.data(), ctx_pool_->bytes().data() + off,
                 std::min(ctx_out.size(), kCtxBytes));
+  }
+  return {};
+}
+
+// Polls for the CCQE of wqe_idx and turns an error completion into kHardware.
+Result<void> Device::cqp_finish(uint16_t wqe_idx, uint8_t opcode, uint32_t id) {
+  auto done = cqp_poll_for_done(wqe_idx, opcode, id);
+  if (!done) return done.error();
+  if (done->major != 0) {
+    ++stats_.cqp_errors;
+    const bool listener_op = opcode == static_cast<uint8_t>(regs::CqpOp::CREATE_LISTENER) ||
+                             opcode == static_cast<uint8_t>(regs::CqpOp::DESTROY_LISTENER);
+    Error e{Errc::kHardware,
+            fmt::format("CQP {} {} {}: {}", cqp_op_name(opcode), listener_op ? "listener" : "cm_id",
+                        id, cq_status_name(done->major, done->minor))};
+    e.hw_major = done->major;
+    e.hw_minor = done->minor;
+    return e;
   }
   return {};
 }
@@ -317,11 +377,32 @@ Result<uint16_t> Device::post_reject(const RejectWqe& w) {
   if (w.push && !caps_.push) {
     return make_error(Errc::kInvalidArgument, "push mode requested but CAPS.PUSH is 0");
   }
+  regs::FinPolicy policy = w.fin_policy;
+  if (w.fin) {
+    if (policy == regs::FinPolicy::DEFAULT) {
+      policy = regs::FinPolicy::IRDMA;
+    } else if (policy != regs::FinPolicy::IRDMA) {
+      return make_error(
+          Errc::kInvalidArgument,
+          fmt::format("fin (= fin_policy IRDMA) contradicts fin_policy {}", regs::name(policy)));
+    }
+  }
+  if (w.pd_area && w.cm_id >= caps_.ctx_depth) {
+    return make_error(Errc::kInvalidArgument, fmt::format("cm_id {} has no PD-area slot (depth {})",
+                                                          w.cm_id, caps_.ctx_depth));
+  }
   auto slot = sq_.get_next_wqe();
   if (!slot) {
     return make_error(Errc::kRingFull,
                       fmt::format("SQ full ({} of {} slots outstanding); poll completions",
                                   sq_.used(), sq_.size()));
+  }
+  // The reject PD always goes to the cm_id's PD-area slot: the hardware re-reads it there
+  // (REJ_PD_LEN bytes) for every retransmission until the node ends.
+  if (w.cm_id < caps_.ctx_depth && !w.pd.empty()) {
+    const size_t off = size_t{w.cm_id} * regs::kPdSlotBytes;
+    std::copy_n(w.pd.begin(), w.pd.size(), pd_area_->bytes().begin() + off);
+    pd_area_->sync_to_device(off, w.pd.size());
   }
   std::array<std::byte, regs::kSqWqeBytes> img{};
   const bool inline_pd = w.force_inline || (!w.pd_addr_override && w.allow_inline &&
@@ -329,6 +410,8 @@ Result<uint16_t> Device::post_reject(const RejectWqe& w) {
   if (inline_pd) {
     std::copy_n(w.pd.begin(), std::min<size_t>(w.pd.size(), regs::kInlinePdMax),
                 img.begin() + f::INLINE_PD.byte_offset());
+  } else if (w.pd_area && !w.pd_addr_override) {
+    regs::put(img, f::PD_ADDR, pd_area_addr(w.cm_id));
   } else {
     // rdma_reject semantics: the caller's buffer may be reused on return, so copy the PD into
     // this slot's buffer; it is not reused before the slot's completion has been polled.
@@ -346,7 +429,7 @@ Result<uint16_t> Device::post_reject(const RejectWqe& w) {
   regs::put(img, f::PUSHWQE, w.push);
   regs::put(img, f::PD_INLINE, inline_pd);
   regs::put(img, f::IRD_ORD_VALID, w.ird_ord.has_value());
-  regs::put(img, f::FIN, w.fin);
+  regs::put(img, f::FIN_POLICY, static_cast<uint64_t>(policy));
   queues::WqeSlot pub = *slot;
   if (w.stale) pub.polarity ^= 1u;  // a slot the hardware must see as not written on this lap
   publish_sq(pub, img, w.push, w.wr_id, w.cm_id);
@@ -442,32 +525,41 @@ Result<Completion> Device::wait_completion(uint64_t timeout_cycles) {
   }
 }
 
-Result<Completion> Device::wait_completion_for(uint16_t wqe_idx, uint64_t timeout_cycles) {
+Result<std::optional<Completion>> Device::poll_completion_for(uint16_t wqe_idx) {
   for (auto it = stash_.begin(); it != stash_.end(); ++it) {
     if (!it->unexpected && it->wqe_idx == wqe_idx) {
       Completion c = *it;
       stash_.erase(it);
-      return c;
+      return std::optional<Completion>{c};
     }
   }
   if (wqe_idx >= sq_slots_.size() || !sq_slots_[wqe_idx].busy) {
     return make_error(Errc::kInvalidArgument,
                       fmt::format("wqe_idx {} has no outstanding WQE", wqe_idx));
   }
+  while (auto c = reap_one()) {
+    if (!c->unexpected && c->wqe_idx == wqe_idx) return std::optional<Completion>{*c};
+    stash_.push_back(*c);
+  }
+  return std::optional<Completion>{};
+}
+
+Error Device::completion_timeout(uint16_t wqe_idx, uint64_t timeout_cycles) {
+  return make_error(
+      Errc::kTimeout,
+      fmt::format("no completion for wqe_idx {} after {} cycles (SQ_CI {}, "
+                  "CQ_TAIL {})",
+                  wqe_idx, timeout_cycles, hal_.read32(r::SQ_CI), hal_.read32(r::CQ_TAIL)));
+}
+
+Result<Completion> Device::wait_completion_for(uint16_t wqe_idx, uint64_t timeout_cycles) {
   const uint64_t deadline = hal_.now_cycles() + timeout_cycles;
   for (;;) {
-    while (auto c = reap_one()) {
-      if (!c->unexpected && c->wqe_idx == wqe_idx) return *c;
-      stash_.push_back(*c);
-    }
+    auto c = poll_completion_for(wqe_idx);
+    if (!c) return c.error();
+    if (*c) return **c;
     const uint64_t now = hal_.now_cycles();
-    if (now >= deadline) {
-      return make_error(
-          Errc::kTimeout,
-          fmt::format("no completion for wqe_idx {} after {} cycles (SQ_CI {}, "
-                      "CQ_TAIL {})",
-                      wqe_idx, timeout_cycles, hal_.read32(r::SQ_CI), hal_.read32(r::CQ_TAIL)));
-    }
+    if (now >= deadline) return completion_timeout(wqe_idx, timeout_cycles);
     hal_.wait_cycles(std::min(cfg_.poll_interval_cycles, deadline - now));
   }
 }

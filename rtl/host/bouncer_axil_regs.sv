@@ -9,6 +9,13 @@
 // - The push page holds one 64-byte WQE image. Writing SQ_PUSH_DB arms it for index
 //   (value - 1); writing any push-page word disarms it, so the engine never takes a
 //   half-written image (it fetches that WQE from the ring instead).
+// - Passive-CM registers: AEQ ring (AEQ_SIZE writes pulse aeq_reset and clear AEQ_HEAD),
+//   private-data area base, the write-only 128-bit ISN key (reads 0), CM timer and TCP
+//   settings with the reset values of regs/bouncer.toml (TIMER_TICK: a write of 0 is taken
+//   as 1), CM_CONNS and STATUS from the core. These registers honour the byte strobes
+//   (partial writes merge; read-only bits stay 0).
+// - STAT_RX_FRAMES .. STAT_ACK_TX: one counter per stat_cm bit (bit i counts into the
+//   register at STAT_RX_FRAMES + 4 i).
 // Statistics counters wrap at 2^32.
 `default_nettype none
 module bouncer_axil_regs #(
@@ -67,7 +74,7 @@ module bouncer_axil_regs #(
   input  wire [14:0]        cq_tail,
   input  wire [14:0]        cqp_ci,
   input  wire [14:0]        ccq_tail,
-  input  wire [4:0]         status,
+  input  wire [6:0]         status,
 
   // statistics increments
   input  wire               stat_tx_frame,
@@ -78,7 +85,29 @@ module bouncer_axil_regs #(
   input  wire               stat_push_dropped,
   input  wire               stat_cqp_wqe,
   input  wire               stat_latency_valid,
-  input  wire [31:0]        stat_latency
+  input  wire [31:0]        stat_latency,
+
+  // passive CM: event queue, private-data area, ISN key, timers, TCP settings
+  output logic [63:0]       aeq_base,
+  output logic [3:0]        aeq_size_log2,
+  output logic              aeq_reset,      // pulse: AEQ_SIZE written
+  output logic [14:0]       aeq_head,
+  input  wire [14:0]        aeq_tail,
+  output logic [63:0]       pd_base,
+  output logic [127:0]      isn_key,
+  output logic [31:0]       timer_tick,
+  output logic [31:0]       rto_init,
+  output logic [31:0]       rto_max,
+  output logic [3:0]        rtx_max,
+  output logic [31:0]       mpa_timeout,
+  output logic [31:0]       fin_timeout,
+  output logic [31:0]       time_wait,
+  output logic [15:0]       tcp_mss,
+  output logic [3:0]        tcp_wscale,
+  output logic [15:0]       tcp_wnd,
+  output logic              cm_promisc,
+  input  wire [16:0]        cm_conns,
+  input  wire [23:0]        stat_cm         // increment pulses, bit i -> STAT_RX_FRAMES + 4 i
 );
 
   // ------------------------------------------------------------------ write channel
@@ -118,6 +147,23 @@ module bouncer_axil_regs #(
 
   assign wr_data = s_axil_wdata;
 
+  // passive-CM registers
+  localparam logic [15:0] STAT_CM_SPAN =
+      bouncer_regs_pkg::REG_STAT_ACK_TX - bouncer_regs_pkg::REG_STAT_RX_FRAMES;
+  localparam int NUM_STAT_CM = 32'(STAT_CM_SPAN[15:2]) + 1;   // 24 = $bits(stat_cm)
+  logic [63:0]  aeq_base_q, pd_base_q;
+  logic [3:0]   aeq_size_q;
+  logic [14:0]  aeq_head_q;
+  logic         aeq_reset_q;
+  logic [127:0] isn_key_q;
+  logic [31:0]  timer_tick_q, rto_init_q, rto_max_q, mpa_timeout_q, fin_timeout_q, time_wait_q;
+  logic [3:0]   rtx_max_q;
+  logic [15:0]  tcp_mss_q, tcp_wnd_q;
+  logic [3:0]   tcp_wscale_q;
+  logic         cm_promisc_q;
+  logic [NUM_STAT_CM*32-1:0] st_cm_q;
+  logic [31:0]  wr_merged_tick;
+
   // Clamp a written ring size to the supported range.
   function automatic logic [3:0] clamp_log2(input logic [31:0] v);
     if (v < bouncer_regs_pkg::RING_LOG2_MIN) clamp_log2 = 4'(bouncer_regs_pkg::RING_LOG2_MIN);
@@ -137,6 +183,7 @@ module bouncer_axil_regs #(
     cq_reset_q  <= 1'b0;
     cqp_reset_q <= 1'b0;
     ccq_reset_q <= 1'b0;
+    aeq_reset_q <= 1'b0;
     sq_db_q     <= 1'b0;
     cycle_q     <= cycle_q + 64'd1;
 
@@ -196,9 +243,45 @@ module bouncer_axil_regs #(
           ccq_reset_q <= 1'b1;
         end
         bouncer_regs_pkg::REG_CCQ_HEAD:    ccq_head_q <= wr_data[14:0];
-        default: ;
+        bouncer_regs_pkg::REG_AEQ_BASE_LO: aeq_base_q[31:0] <= merge(aeq_base_q[31:0], wr_data, s_axil_wstrb);
+        bouncer_regs_pkg::REG_AEQ_BASE_HI: aeq_base_q[63:32] <= merge(aeq_base_q[63:32], wr_data, s_axil_wstrb);
+        bouncer_regs_pkg::REG_AEQ_SIZE: begin
+          aeq_size_q  <= clamp_log2(merge({28'd0, aeq_size_q}, wr_data, s_axil_wstrb));
+          aeq_head_q  <= '0;
+          aeq_reset_q <= 1'b1;
+        end
+        bouncer_regs_pkg::REG_AEQ_HEAD: begin
+          aeq_head_q <= 15'(merge({17'd0, aeq_head_q}, wr_data, s_axil_wstrb));
+        end
+        bouncer_regs_pkg::REG_PD_BASE_LO:  pd_base_q[31:0] <= merge(pd_base_q[31:0], wr_data, s_axil_wstrb);
+        bouncer_regs_pkg::REG_PD_BASE_HI:  pd_base_q[63:32] <= merge(pd_base_q[63:32], wr_data, s_axil_wstrb);
+        bouncer_regs_pkg::REG_TIMER_TICK:  timer_tick_q <= (wr_merged_tick == 32'd0) ? 32'd1 : wr_merged_tick;
+        bouncer_regs_pkg::REG_RTO_INIT:    rto_init_q <= merge(rto_init_q, wr_data, s_axil_wstrb);
+        bouncer_regs_pkg::REG_RTO_MAX:     rto_max_q <= merge(rto_max_q, wr_data, s_axil_wstrb);
+        bouncer_regs_pkg::REG_RTX_MAX:     if (s_axil_wstrb[0]) rtx_max_q <= wr_data[3:0];
+        bouncer_regs_pkg::REG_MPA_TIMEOUT: mpa_timeout_q <= merge(mpa_timeout_q, wr_data, s_axil_wstrb);
+        bouncer_regs_pkg::REG_FIN_TIMEOUT: fin_timeout_q <= merge(fin_timeout_q, wr_data, s_axil_wstrb);
+        bouncer_regs_pkg::REG_TIME_WAIT:   time_wait_q <= merge(time_wait_q, wr_data, s_axil_wstrb);
+        bouncer_regs_pkg::REG_TCP_CFG: begin
+          if (s_axil_wstrb[0]) tcp_mss_q[7:0]  <= wr_data[bouncer_regs_pkg::REG_TCP_CFG_MSS_LSB +: 8];
+          if (s_axil_wstrb[1]) tcp_mss_q[15:8] <= wr_data[bouncer_regs_pkg::REG_TCP_CFG_MSS_LSB + 8 +: 8];
+          if (s_axil_wstrb[2]) tcp_wscale_q    <= wr_data[bouncer_regs_pkg::REG_TCP_CFG_WSCALE_LSB +: 4];
+        end
+        bouncer_regs_pkg::REG_TCP_WND:     tcp_wnd_q <= 16'(merge({16'd0, tcp_wnd_q}, wr_data, s_axil_wstrb));
+        bouncer_regs_pkg::REG_CM_ROUTE: begin
+          if (s_axil_wstrb[0]) cm_promisc_q <= wr_data[bouncer_regs_pkg::REG_CM_ROUTE_PROMISC_LSB];
+        end
+        default: begin
+          for (int i = 0; i < bouncer_regs_pkg::REG_ISN_KEY_COUNT; i++) begin
+            if (wr_addr[15:0] == bouncer_regs_pkg::REG_ISN_KEY + 16'(4 * i))
+              isn_key_q[32*i +: 32] <= merge(isn_key_q[32*i +: 32], wr_data, s_axil_wstrb);
+          end
+        end
       endcase
     end
+
+    for (int i = 0; i < NUM_STAT_CM; i++)
+      if (stat_cm[i]) st_cm_q[32*i +: 32] <= st_cm_q[32*i +: 32] + 32'd1;
 
     if (stat_tx_frame) begin
       st_frames_q <= st_frames_q + 32'd1;
@@ -239,8 +322,28 @@ module bouncer_axil_regs #(
       st_push_drop_q <= '0;
       st_cqp_wqes_q  <= '0;
       st_latency_q   <= '0;
+      aeq_base_q     <= '0;
+      aeq_size_q     <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
+      aeq_head_q     <= '0;
+      aeq_reset_q    <= 1'b0;
+      pd_base_q      <= '0;
+      isn_key_q      <= '0;
+      timer_tick_q   <= 32'd256;
+      rto_init_q     <= 32'd976563;
+      rto_max_q      <= 32'd11718750;
+      rtx_max_q      <= 4'd8;
+      mpa_timeout_q  <= 32'd1953125;
+      fin_timeout_q  <= 32'd58593750;
+      time_wait_q    <= 32'd97656;
+      tcp_mss_q      <= 16'd1460;
+      tcp_wscale_q   <= 4'd7;
+      tcp_wnd_q      <= 16'd65535;
+      cm_promisc_q   <= 1'b1;
+      st_cm_q        <= '0;
     end
   end
+
+  assign wr_merged_tick = merge(timer_tick_q, wr_data, s_axil_wstrb);
 
   // ------------------------------------------------------------------ read channel
   logic        rvalid_q;
@@ -268,7 +371,7 @@ module bouncer_axil_regs #(
       bouncer_regs_pkg::REG_VERSION:           rd_mux = bouncer_regs_pkg::VERSION_VALUE;
       bouncer_regs_pkg::REG_CAPS:              rd_mux = CAPS_VALUE;
       bouncer_regs_pkg::REG_CTRL:              rd_mux = {31'd0, enable_q};
-      bouncer_regs_pkg::REG_STATUS:            rd_mux = {27'd0, status};
+      bouncer_regs_pkg::REG_STATUS:            rd_mux = {25'd0, status};
       bouncer_regs_pkg::REG_SCRATCH:           rd_mux = scratch_q;
       bouncer_regs_pkg::REG_CYCLE_LO:          rd_mux = cycle_q[31:0];
       bouncer_regs_pkg::REG_CYCLE_HI:          rd_mux = cycle_hi_latch_q;
@@ -299,7 +402,34 @@ module bouncer_axil_regs #(
       bouncer_regs_pkg::REG_STAT_PUSH_DROPPED: rd_mux = st_push_drop_q;
       bouncer_regs_pkg::REG_STAT_CQP_WQES:     rd_mux = st_cqp_wqes_q;
       bouncer_regs_pkg::REG_STAT_LAST_LATENCY: rd_mux = st_latency_q;
-      default: rd_mux = 32'd0;
+      bouncer_regs_pkg::REG_AEQ_BASE_LO:       rd_mux = aeq_base_q[31:0];
+      bouncer_regs_pkg::REG_AEQ_BASE_HI:       rd_mux = aeq_base_q[63:32];
+      bouncer_regs_pkg::REG_AEQ_SIZE:          rd_mux = {28'd0, aeq_size_q};
+      bouncer_regs_pkg::REG_AEQ_HEAD:          rd_mux = {17'd0, aeq_head_q};
+      bouncer_regs_pkg::REG_AEQ_TAIL:          rd_mux = {17'd0, aeq_tail};
+      bouncer_regs_pkg::REG_PD_BASE_LO:        rd_mux = pd_base_q[31:0];
+      bouncer_regs_pkg::REG_PD_BASE_HI:        rd_mux = pd_base_q[63:32];
+      bouncer_regs_pkg::REG_TIMER_TICK:        rd_mux = timer_tick_q;
+      bouncer_regs_pkg::REG_RTO_INIT:          rd_mux = rto_init_q;
+      bouncer_regs_pkg::REG_RTO_MAX:           rd_mux = rto_max_q;
+      bouncer_regs_pkg::REG_RTX_MAX:           rd_mux = {28'd0, rtx_max_q};
+      bouncer_regs_pkg::REG_MPA_TIMEOUT:       rd_mux = mpa_timeout_q;
+      bouncer_regs_pkg::REG_FIN_TIMEOUT:       rd_mux = fin_timeout_q;
+      bouncer_regs_pkg::REG_TIME_WAIT:         rd_mux = time_wait_q;
+      bouncer_regs_pkg::REG_TCP_CFG:
+        rd_mux = (32'(tcp_mss_q) << bouncer_regs_pkg::REG_TCP_CFG_MSS_LSB)
+               | (32'(tcp_wscale_q) << bouncer_regs_pkg::REG_TCP_CFG_WSCALE_LSB);
+      bouncer_regs_pkg::REG_TCP_WND:           rd_mux = {16'd0, tcp_wnd_q};
+      bouncer_regs_pkg::REG_CM_CONNS:          rd_mux = {15'd0, cm_conns};
+      bouncer_regs_pkg::REG_CM_ROUTE:
+        rd_mux = 32'(cm_promisc_q) << bouncer_regs_pkg::REG_CM_ROUTE_PROMISC_LSB;
+      default: begin
+        rd_mux = 32'd0;   // ISN_KEY (write-only) reads 0 here too
+        for (int i = 0; i < NUM_STAT_CM; i++) begin
+          if (rd_addr[15:0] == bouncer_regs_pkg::REG_STAT_RX_FRAMES + 16'(4 * i))
+            rd_mux = st_cm_q[32*i +: 32];
+        end
+      end
     endcase
   end
 
@@ -340,6 +470,23 @@ module bouncer_axil_regs #(
   assign ccq_reset     = ccq_reset_q;
   assign ccq_head      = ccq_head_q;
   assign cycle_count   = cycle_q;
+  assign aeq_base      = aeq_base_q;
+  assign aeq_size_log2 = aeq_size_q;
+  assign aeq_reset     = aeq_reset_q;
+  assign aeq_head      = aeq_head_q;
+  assign pd_base       = pd_base_q;
+  assign isn_key       = isn_key_q;
+  assign timer_tick    = timer_tick_q;
+  assign rto_init      = rto_init_q;
+  assign rto_max       = rto_max_q;
+  assign rtx_max       = rtx_max_q;
+  assign mpa_timeout   = mpa_timeout_q;
+  assign fin_timeout   = fin_timeout_q;
+  assign time_wait     = time_wait_q;
+  assign tcp_mss       = tcp_mss_q;
+  assign tcp_wscale    = tcp_wscale_q;
+  assign tcp_wnd       = tcp_wnd_q;
+  assign cm_promisc    = cm_promisc_q;
 
 endmodule
 `default_nettype wire

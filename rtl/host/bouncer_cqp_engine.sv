@@ -58,12 +58,18 @@ module bouncer_cqp_engine #(
   input  wire                       cqe_ready,
   output logic [255:0]              cqe,
 
+  // listener table (CREATE_LISTENER / DESTROY_LISTENER)
+  output logic                      lst_cfg_valid,
+  output logic                      lst_cfg_create,
+  output logic [511:0]              lst_cfg_wqe,
+  input  wire                       lst_cfg_ok,
+
   output logic                      stat_wqe
 );
 
   typedef enum logic [3:0] {
     S_IDLE, S_FETCH_CMD, S_FETCH_DATA, S_DECODE, S_CTXIN_CMD, S_CTXIN_DATA, S_CTX_WR,
-    S_CTX_RD, S_CTX_WAIT, S_CTXOUT, S_CTXOUT_WAIT, S_CQE
+    S_CTX_RD, S_CTX_WAIT, S_CTXOUT, S_CTXOUT_WAIT, S_LST, S_CQE
   } state_t;
   state_t state_q;
 
@@ -79,6 +85,14 @@ module bouncer_cqp_engine #(
   assign mask = 15'((32'd1 << cqp_size_log2) - 32'd1);
   assign w    = wqe_q;
 
+  /* verilator lint_off UNUSEDSIGNAL */
+  bouncer_regs_pkg::cqp_listen_wqe_t lw;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign lw = wqe_q;
+  logic is_lst_op, lst_create;
+  assign lst_create = (w.opcode == bouncer_regs_pkg::CQP_OP_CREATE_LISTENER);
+  assign is_lst_op  = lst_create || (w.opcode == bouncer_regs_pkg::CQP_OP_DESTROY_LISTENER);
+
   logic is_ctx_op;
   assign is_ctx_op = (w.opcode == bouncer_regs_pkg::CQP_OP_WRITE_CM_CONTEXT)
                   || (w.opcode == bouncer_regs_pkg::CQP_OP_READ_CM_CONTEXT);
@@ -90,7 +104,7 @@ module bouncer_cqp_engine #(
     if (w.valid != pol_q) begin
       dec_major = bouncer_regs_pkg::CQ_MAJOR_WQE;
       dec_minor = bouncer_regs_pkg::CQ_MINOR_STALE_WQE;
-    end else if (!is_ctx_op && w.opcode != bouncer_regs_pkg::CQP_OP_NOP) begin
+    end else if (!is_ctx_op && !is_lst_op && w.opcode != bouncer_regs_pkg::CQP_OP_NOP) begin
       dec_major = bouncer_regs_pkg::CQ_MAJOR_WQE;
       dec_minor = bouncer_regs_pkg::CQ_MINOR_BAD_OPCODE;
     end else if (is_ctx_op && w.ctx_addr[5:0] != 6'd0) begin
@@ -99,6 +113,12 @@ module bouncer_cqp_engine #(
     end else if (is_ctx_op && (w.cm_id >> CTX_DEPTH_LOG2) != 24'd0) begin
       dec_major = bouncer_regs_pkg::CQ_MAJOR_CTX;
       dec_minor = bouncer_regs_pkg::CQ_MINOR_CM_ID_RANGE;
+    end else if (lst_create && lw.tmpl_len > 10'(bouncer_regs_pkg::MPA_PD_MAX - 4)) begin
+      dec_major = bouncer_regs_pkg::CQ_MAJOR_WQE;
+      dec_minor = bouncer_regs_pkg::CQ_MINOR_PD_TOO_LONG;
+    end else if (lst_create && lw.tmpl_len != 10'd0 && lw.tmpl_addr[2:0] != 3'd0) begin
+      dec_major = bouncer_regs_pkg::CQ_MAJOR_WQE;
+      dec_minor = bouncer_regs_pkg::CQ_MINOR_ADDR_MISALIGNED;
     end
   end
 
@@ -134,7 +154,15 @@ module bouncer_cqp_engine #(
         if (dec_major != bouncer_regs_pkg::CQ_MAJOR_OK) state_q <= S_CQE;
         else if (w.opcode == bouncer_regs_pkg::CQP_OP_WRITE_CM_CONTEXT) state_q <= S_CTXIN_CMD;
         else if (w.opcode == bouncer_regs_pkg::CQP_OP_READ_CM_CONTEXT) state_q <= S_CTX_RD;
+        else if (is_lst_op) state_q <= S_LST;
         else state_q <= S_CQE;
+      end
+      S_LST: begin
+        if (!lst_cfg_ok) begin
+          major_q <= bouncer_regs_pkg::CQ_MAJOR_CTX;
+          minor_q <= bouncer_regs_pkg::CQ_MINOR_BAD_LISTENER;
+        end
+        state_q <= S_CQE;
       end
       S_CTXIN_CMD: if (rd_cmd_ready) begin
         beat_q  <= '0;
@@ -215,6 +243,10 @@ module bouncer_cqp_engine #(
   assign cqe_valid = (state_q == S_CQE);
   assign cqp_ci    = ci_q;
   assign busy      = (state_q != S_IDLE);
+
+  assign lst_cfg_valid  = (state_q == S_LST);
+  assign lst_cfg_create = lst_create;
+  assign lst_cfg_wqe    = wqe_q;
 
 endmodule
 `default_nettype wire

@@ -10,7 +10,7 @@
 package bouncer_regs_pkg;
 
   localparam logic [31:0] ID_VALUE = 32'h424E4352;
-  localparam logic [31:0] VERSION_VALUE = 32'h00000200;
+  localparam logic [31:0] VERSION_VALUE = 32'h00000300;
 
   // ---- constants
   localparam int SQ_WQE_BYTES = 64;  // Size of one SQ descriptor (WQE).
@@ -22,6 +22,10 @@ package bouncer_regs_pkg;
   localparam int API_PD_SOFT_MAX = 255;  // rdma_reject()'s private_data_len is a u8; longer PD is allowed by the driver only with an explicit option.
   localparam int RING_LOG2_MIN = 2;  // Smallest ring: 4 entries.
   localparam int RING_LOG2_MAX = 15;  // Largest ring: 32768 entries (the 15-bit wqe_idx).
+  localparam int AEQE_BYTES = 32;  // Size of one event-queue entry (AEQE).
+  localparam int PD_SLOT_BYTES = 512;  // Size of one cm_id's slot in the private-data area (PD_BASE + cm_id * 512).
+  localparam int MPA_REQ_MAX = 532;  // Largest MPA request the hardware reassembles: 20-byte header + 512 bytes of PD_Length (which includes the rev-2 IRD/ORD word).
+  localparam int NUM_LISTENERS = 16;  // Listener table entries (index 0..15, chosen by the host).
   localparam int PUSH_PAGE_OFFSET = 4096;  // Byte offset of the push page in the register space (64 bytes: one WQE image).
 
   // ---- enumerations (plain localparams: portable to Yosys 0.23)
@@ -31,6 +35,42 @@ package bouncer_regs_pkg;
   localparam logic [5:0] CQP_OP_WRITE_CM_CONTEXT = 6'h30;
   localparam logic [5:0] CQP_OP_READ_CM_CONTEXT = 6'h31;
   localparam logic [5:0] CQP_OP_NOP = 6'h24;
+  localparam logic [5:0] CQP_OP_CREATE_LISTENER = 6'h32;
+  localparam logic [5:0] CQP_OP_DESTROY_LISTENER = 6'h33;
+
+  localparam logic [1:0] FIN_POLICY_DEFAULT = 2'h0;
+  localparam logic [1:0] FIN_POLICY_SIW_SAFE = 2'h1;
+  localparam logic [1:0] FIN_POLICY_IRDMA = 2'h2;
+  localparam logic [1:0] FIN_POLICY_ABORT = 2'h3;
+
+  localparam logic [1:0] AUTO_REJECT_OFF = 2'h0;
+  localparam logic [1:0] AUTO_REJECT_ALL = 2'h1;
+  localparam logic [1:0] AUTO_REJECT_BACKLOG = 2'h2;
+  localparam logic [1:0] AUTO_REJECT_IRD_ORD = 2'h3;
+
+  localparam logic [7:0] AEQ_EVENT_CONNECT_REQUEST = 8'h1;
+  localparam logic [7:0] AEQ_EVENT_CLOSED = 8'h2;
+  localparam logic [7:0] AEQ_EVENT_RESET = 8'h3;
+  localparam logic [7:0] AEQ_EVENT_RTX_EXHAUSTED = 8'h4;
+  localparam logic [7:0] AEQ_EVENT_MPA_ERROR = 8'h5;
+  localparam logic [7:0] AEQ_EVENT_TIMEOUT = 8'h6;
+
+  localparam logic [7:0] MPA_ERROR_NONE = 8'h0;
+  localparam logic [7:0] MPA_ERROR_BAD_KEY = 8'h1;
+  localparam logic [7:0] MPA_ERROR_BAD_REV = 8'h2;
+  localparam logic [7:0] MPA_ERROR_PD_TOO_LONG = 8'h3;
+  localparam logic [7:0] MPA_ERROR_TOO_LONG = 8'h4;
+
+  localparam logic [3:0] CM_STATE_MPAREQ_RCVD = 4'h0;
+  localparam logic [3:0] CM_STATE_SYN_RCVD = 4'h1;
+  localparam logic [3:0] CM_STATE_ESTABLISHED = 4'h2;
+  localparam logic [3:0] CM_STATE_REJ_SENT = 4'h3;
+  localparam logic [3:0] CM_STATE_FIN_WAIT1 = 4'h4;
+  localparam logic [3:0] CM_STATE_FIN_WAIT2 = 4'h5;
+  localparam logic [3:0] CM_STATE_CLOSING = 4'h6;
+  localparam logic [3:0] CM_STATE_TIME_WAIT = 4'h7;
+  localparam logic [3:0] CM_STATE_LAST_ACK = 4'h8;
+  localparam logic [3:0] CM_STATE_PEER_RESET = 4'h9;
 
   localparam logic [15:0] CQ_MAJOR_OK = 16'h0;
   localparam logic [15:0] CQ_MAJOR_WQE = 16'h100;
@@ -47,6 +87,8 @@ package bouncer_regs_pkg;
   localparam logic [15:0] CQ_MINOR_NO_CONTEXT = 16'h12;
   localparam logic [15:0] CQ_MINOR_BAD_STATE = 16'h13;
   localparam logic [15:0] CQ_MINOR_BAD_REV = 16'h14;
+  localparam logic [15:0] CQ_MINOR_PEER_RESET = 16'h15;
+  localparam logic [15:0] CQ_MINOR_BAD_LISTENER = 16'h16;
   localparam logic [15:0] CQ_MINOR_DMA_WQE = 16'h21;
   localparam logic [15:0] CQ_MINOR_DMA_PD = 16'h22;
   localparam logic [15:0] CQ_MINOR_DMA_CTX = 16'h23;
@@ -92,6 +134,50 @@ package bouncer_regs_pkg;
   localparam logic [15:0] REG_STAT_PUSH_DROPPED = 16'h0214;
   localparam logic [15:0] REG_STAT_CQP_WQES = 16'h0218;
   localparam logic [15:0] REG_STAT_LAST_LATENCY = 16'h021C;
+  localparam logic [15:0] REG_AEQ_BASE_LO = 16'h0240;
+  localparam logic [15:0] REG_AEQ_BASE_HI = 16'h0244;
+  localparam logic [15:0] REG_AEQ_SIZE = 16'h0248;
+  localparam logic [15:0] REG_AEQ_HEAD = 16'h024C;
+  localparam logic [15:0] REG_AEQ_TAIL = 16'h0250;
+  localparam logic [15:0] REG_PD_BASE_LO = 16'h0260;
+  localparam logic [15:0] REG_PD_BASE_HI = 16'h0264;
+  localparam logic [15:0] REG_ISN_KEY = 16'h0270;
+  localparam int REG_ISN_KEY_COUNT = 4;
+  localparam logic [15:0] REG_TIMER_TICK = 16'h0280;
+  localparam logic [15:0] REG_RTO_INIT = 16'h0284;
+  localparam logic [15:0] REG_RTO_MAX = 16'h0288;
+  localparam logic [15:0] REG_RTX_MAX = 16'h028C;
+  localparam logic [15:0] REG_MPA_TIMEOUT = 16'h0290;
+  localparam logic [15:0] REG_FIN_TIMEOUT = 16'h0294;
+  localparam logic [15:0] REG_TIME_WAIT = 16'h0298;
+  localparam logic [15:0] REG_TCP_CFG = 16'h029C;
+  localparam logic [15:0] REG_TCP_WND = 16'h02A0;
+  localparam logic [15:0] REG_CM_CONNS = 16'h02A4;
+  localparam logic [15:0] REG_CM_ROUTE = 16'h02A8;
+  localparam logic [15:0] REG_STAT_RX_FRAMES = 16'h0300;
+  localparam logic [15:0] REG_STAT_RX_BAD = 16'h0304;
+  localparam logic [15:0] REG_STAT_RX_NOT_TCP = 16'h0308;
+  localparam logic [15:0] REG_STAT_RX_OVERFLOW = 16'h030C;
+  localparam logic [15:0] REG_STAT_SYN_NO_LISTENER = 16'h0310;
+  localparam logic [15:0] REG_STAT_SYN_DROP_FULL = 16'h0314;
+  localparam logic [15:0] REG_STAT_SYN_DROP_BACKLOG = 16'h0318;
+  localparam logic [15:0] REG_STAT_SYN_DUP = 16'h031C;
+  localparam logic [15:0] REG_STAT_CONN_ESTABLISHED = 16'h0320;
+  localparam logic [15:0] REG_STAT_MPA_REQ = 16'h0324;
+  localparam logic [15:0] REG_STAT_MPA_ERR = 16'h0328;
+  localparam logic [15:0] REG_STAT_MPA_TIMEOUT = 16'h032C;
+  localparam logic [15:0] REG_STAT_REJECT_HOST = 16'h0330;
+  localparam logic [15:0] REG_STAT_REJECT_AUTO = 16'h0334;
+  localparam logic [15:0] REG_STAT_RTX = 16'h0338;
+  localparam logic [15:0] REG_STAT_RTX_EXHAUSTED = 16'h033C;
+  localparam logic [15:0] REG_STAT_RST_TX = 16'h0340;
+  localparam logic [15:0] REG_STAT_RST_RX = 16'h0344;
+  localparam logic [15:0] REG_STAT_OOW = 16'h0348;
+  localparam logic [15:0] REG_STAT_FIN_TX = 16'h034C;
+  localparam logic [15:0] REG_STAT_CLOSED = 16'h0350;
+  localparam logic [15:0] REG_STAT_EVENTS = 16'h0354;
+  localparam logic [15:0] REG_STAT_REJECT_LATE = 16'h0358;
+  localparam logic [15:0] REG_STAT_ACK_TX = 16'h035C;
   localparam logic [15:0] REG_PUSH_PAGE = 16'h1000;
   localparam int REG_PUSH_PAGE_COUNT = 16;
 
@@ -124,6 +210,16 @@ package bouncer_regs_pkg;
   localparam int REG_STATUS_CCQ_FULL_W = 1;
   localparam int REG_STATUS_DMA_WR_ERR_LSB = 4;
   localparam int REG_STATUS_DMA_WR_ERR_W = 1;
+  localparam int REG_STATUS_AEQ_FULL_LSB = 5;
+  localparam int REG_STATUS_AEQ_FULL_W = 1;
+  localparam int REG_STATUS_CM_READY_LSB = 6;
+  localparam int REG_STATUS_CM_READY_W = 1;
+  localparam int REG_TCP_CFG_MSS_LSB = 0;
+  localparam int REG_TCP_CFG_MSS_W = 16;
+  localparam int REG_TCP_CFG_WSCALE_LSB = 16;
+  localparam int REG_TCP_CFG_WSCALE_W = 4;
+  localparam int REG_CM_ROUTE_PROMISC_LSB = 0;
+  localparam int REG_CM_ROUTE_PROMISC_W = 1;
 
   // ---- sq_wqe: SQ WQE (reject descriptor). The host writes qword 3 last, after a write barrier.
   localparam int SQ_WQE_BITS = 512;
@@ -145,8 +241,8 @@ package bouncer_regs_pkg;
   localparam int SQ_WQE_PD_INLINE_W = 1;
   localparam int SQ_WQE_IRD_ORD_VALID_LSB = 250;
   localparam int SQ_WQE_IRD_ORD_VALID_W = 1;
-  localparam int SQ_WQE_FIN_LSB = 251;
-  localparam int SQ_WQE_FIN_W = 1;
+  localparam int SQ_WQE_FIN_POLICY_LSB = 251;
+  localparam int SQ_WQE_FIN_POLICY_W = 2;
   localparam int SQ_WQE_VALID_LSB = 255;
   localparam int SQ_WQE_VALID_W = 1;
   localparam int SQ_WQE_INLINE_PD_LSB = 256;
@@ -154,8 +250,8 @@ package bouncer_regs_pkg;
   typedef struct packed {
     logic [255:0] inline_pd;
     logic [0:0] valid;
-    logic [2:0] rsvd3;
-    logic [0:0] fin;
+    logic [1:0] rsvd3;
+    logic [1:0] fin_policy;
     logic [0:0] ird_ord_valid;
     logic [0:0] pd_inline;
     logic [0:0] pushwqe;
@@ -242,6 +338,120 @@ package bouncer_regs_pkg;
     logic [63:0] ctx_addr;
   } cqp_wqe_t;
 
+  // ---- cqp_listen_wqe: Control-queue WQE for CREATE_LISTENER / DESTROY_LISTENER (DESTROY reads LISTENER only). Qwords 2 and 3 match cqp_wqe.
+  localparam int CQP_LISTEN_WQE_BITS = 512;
+  localparam int CQP_LISTEN_WQE_TMPL_ADDR_LSB = 0;
+  localparam int CQP_LISTEN_WQE_TMPL_ADDR_W = 64;
+  localparam int CQP_LISTEN_WQE_LOC_IP_LSB = 64;
+  localparam int CQP_LISTEN_WQE_LOC_IP_W = 32;
+  localparam int CQP_LISTEN_WQE_LOC_PORT_LSB = 96;
+  localparam int CQP_LISTEN_WQE_LOC_PORT_W = 16;
+  localparam int CQP_LISTEN_WQE_TMPL_LEN_LSB = 112;
+  localparam int CQP_LISTEN_WQE_TMPL_LEN_W = 10;
+  localparam int CQP_LISTEN_WQE_LISTENER_LSB = 124;
+  localparam int CQP_LISTEN_WQE_LISTENER_W = 4;
+  localparam int CQP_LISTEN_WQE_SCRATCH_LSB = 128;
+  localparam int CQP_LISTEN_WQE_SCRATCH_W = 64;
+  localparam int CQP_LISTEN_WQE_BACKLOG_LSB = 192;
+  localparam int CQP_LISTEN_WQE_BACKLOG_W = 16;
+  localparam int CQP_LISTEN_WQE_FIN_POLICY_LSB = 208;
+  localparam int CQP_LISTEN_WQE_FIN_POLICY_W = 2;
+  localparam int CQP_LISTEN_WQE_AUTO_REJECT_LSB = 210;
+  localparam int CQP_LISTEN_WQE_AUTO_REJECT_W = 2;
+  localparam int CQP_LISTEN_WQE_TMPL_IRD_ORD_VALID_LSB = 212;
+  localparam int CQP_LISTEN_WQE_TMPL_IRD_ORD_VALID_W = 1;
+  localparam int CQP_LISTEN_WQE_OPCODE_LSB = 224;
+  localparam int CQP_LISTEN_WQE_OPCODE_W = 6;
+  localparam int CQP_LISTEN_WQE_VALID_LSB = 255;
+  localparam int CQP_LISTEN_WQE_VALID_W = 1;
+  localparam int CQP_LISTEN_WQE_LOC_MAC_LSB = 256;
+  localparam int CQP_LISTEN_WQE_LOC_MAC_W = 48;
+  localparam int CQP_LISTEN_WQE_TTL_LSB = 304;
+  localparam int CQP_LISTEN_WQE_TTL_W = 8;
+  localparam int CQP_LISTEN_WQE_TOS_LSB = 312;
+  localparam int CQP_LISTEN_WQE_TOS_W = 8;
+  localparam int CQP_LISTEN_WQE_MAX_IRD_LSB = 320;
+  localparam int CQP_LISTEN_WQE_MAX_IRD_W = 14;
+  localparam int CQP_LISTEN_WQE_MAX_ORD_LSB = 336;
+  localparam int CQP_LISTEN_WQE_MAX_ORD_W = 14;
+  localparam int CQP_LISTEN_WQE_TMPL_IRD_ORD_LSB = 352;
+  localparam int CQP_LISTEN_WQE_TMPL_IRD_ORD_W = 32;
+  typedef struct packed {
+    logic [127:0] rsvd5;
+    logic [31:0] tmpl_ird_ord;
+    logic [1:0] rsvd4;
+    logic [13:0] max_ord;
+    logic [1:0] rsvd3;
+    logic [13:0] max_ird;
+    logic [7:0] tos;
+    logic [7:0] ttl;
+    logic [47:0] loc_mac;
+    logic [0:0] valid;
+    logic [24:0] rsvd2;
+    logic [5:0] opcode;
+    logic [10:0] rsvd1;
+    logic [0:0] tmpl_ird_ord_valid;
+    logic [1:0] auto_reject;
+    logic [1:0] fin_policy;
+    logic [15:0] backlog;
+    logic [63:0] scratch;
+    logic [3:0] listener;
+    logic [1:0] rsvd0;
+    logic [9:0] tmpl_len;
+    logic [15:0] loc_port;
+    logic [31:0] loc_ip;
+    logic [63:0] tmpl_addr;
+  } cqp_listen_wqe_t;
+
+  // ---- aeqe: Event (AEQE), written by hardware as one 4-beat burst. Everything the host needs to decide: the tuple, the request header and where its PD is.
+  localparam int AEQE_BITS = 256;
+  localparam int AEQE_REM_IP_LSB = 0;
+  localparam int AEQE_REM_IP_W = 32;
+  localparam int AEQE_LOC_IP_LSB = 32;
+  localparam int AEQE_LOC_IP_W = 32;
+  localparam int AEQE_REM_PORT_LSB = 64;
+  localparam int AEQE_REM_PORT_W = 16;
+  localparam int AEQE_LOC_PORT_LSB = 80;
+  localparam int AEQE_LOC_PORT_W = 16;
+  localparam int AEQE_IRD_ORD_LSB = 96;
+  localparam int AEQE_IRD_ORD_W = 32;
+  localparam int AEQE_PD_OFFSET_LSB = 128;
+  localparam int AEQE_PD_OFFSET_W = 32;
+  localparam int AEQE_PD_LEN_LSB = 160;
+  localparam int AEQE_PD_LEN_W = 16;
+  localparam int AEQE_REV_LSB = 176;
+  localparam int AEQE_REV_W = 8;
+  localparam int AEQE_FLAGS_LSB = 184;
+  localparam int AEQE_FLAGS_W = 8;
+  localparam int AEQE_CM_ID_LSB = 192;
+  localparam int AEQE_CM_ID_W = 24;
+  localparam int AEQE_LISTENER_LSB = 216;
+  localparam int AEQE_LISTENER_W = 4;
+  localparam int AEQE_EVENT_CODE_LSB = 224;
+  localparam int AEQE_EVENT_CODE_W = 8;
+  localparam int AEQE_REASON_LSB = 232;
+  localparam int AEQE_REASON_W = 8;
+  localparam int AEQE_VALID_LSB = 255;
+  localparam int AEQE_VALID_W = 1;
+  typedef struct packed {
+    logic [0:0] valid;
+    logic [14:0] rsvd1;
+    logic [7:0] reason;
+    logic [7:0] event_code;
+    logic [3:0] rsvd0;
+    logic [3:0] listener;
+    logic [23:0] cm_id;
+    logic [7:0] flags;
+    logic [7:0] rev;
+    logic [15:0] pd_len;
+    logic [31:0] pd_offset;
+    logic [31:0] ird_ord;
+    logic [15:0] loc_port;
+    logic [15:0] rem_port;
+    logic [31:0] loc_ip;
+    logic [31:0] rem_ip;
+  } aeqe_t;
+
   // ---- cm_ctx: Connection context: what the hardware needs to answer one MPA request. Network byte order is produced by hardware; fields here are plain integers.
   localparam int CM_CTX_BITS = 512;
   localparam int CM_CTX_REM_MAC_LSB = 0;
@@ -282,8 +492,59 @@ package bouncer_regs_pkg;
   localparam int CM_CTX_IP_ID_W = 16;
   localparam int CM_CTX_REQ_IRD_ORD_LSB = 352;
   localparam int CM_CTX_REQ_IRD_ORD_W = 32;
+  localparam int CM_CTX_STATE_LSB = 384;
+  localparam int CM_CTX_STATE_W = 4;
+  localparam int CM_CTX_FIN_POLICY_LSB = 388;
+  localparam int CM_CTX_FIN_POLICY_W = 2;
+  localparam int CM_CTX_RTX_CNT_LSB = 390;
+  localparam int CM_CTX_RTX_CNT_W = 4;
+  localparam int CM_CTX_LISTENER_LSB = 394;
+  localparam int CM_CTX_LISTENER_W = 4;
+  localparam int CM_CTX_REJ_PD_LEN_LSB = 398;
+  localparam int CM_CTX_REJ_PD_LEN_W = 10;
+  localparam int CM_CTX_REJ_IRD_ORD_VALID_LSB = 408;
+  localparam int CM_CTX_REJ_IRD_ORD_VALID_W = 1;
+  localparam int CM_CTX_AUTO_REJ_LSB = 409;
+  localparam int CM_CTX_AUTO_REJ_W = 1;
+  localparam int CM_CTX_HOSTED_LSB = 410;
+  localparam int CM_CTX_HOSTED_W = 1;
+  localparam int CM_CTX_PEER_FIN_LSB = 411;
+  localparam int CM_CTX_PEER_FIN_W = 1;
+  localparam int CM_CTX_TIMER_ON_LSB = 412;
+  localparam int CM_CTX_TIMER_ON_W = 1;
+  localparam int CM_CTX_REASM_ON_LSB = 413;
+  localparam int CM_CTX_REASM_ON_W = 1;
+  localparam int CM_CTX_REASM_IDX_LSB = 414;
+  localparam int CM_CTX_REASM_IDX_W = 4;
+  localparam int CM_CTX_RX_BYTES_LSB = 418;
+  localparam int CM_CTX_RX_BYTES_W = 10;
+  localparam int CM_CTX_REJ_FIN_LSB = 428;
+  localparam int CM_CTX_REJ_FIN_W = 1;
+  localparam int CM_CTX_HW_NODE_LSB = 429;
+  localparam int CM_CTX_HW_NODE_W = 1;
+  localparam int CM_CTX_ISS_LSB = 448;
+  localparam int CM_CTX_ISS_W = 32;
+  localparam int CM_CTX_DEADLINE_LSB = 480;
+  localparam int CM_CTX_DEADLINE_W = 32;
   typedef struct packed {
-    logic [127:0] rsvd1;
+    logic [31:0] deadline;
+    logic [31:0] iss;
+    logic [17:0] rsvd1;
+    logic [0:0] hw_node;
+    logic [0:0] rej_fin;
+    logic [9:0] rx_bytes;
+    logic [3:0] reasm_idx;
+    logic [0:0] reasm_on;
+    logic [0:0] timer_on;
+    logic [0:0] peer_fin;
+    logic [0:0] hosted;
+    logic [0:0] auto_rej;
+    logic [0:0] rej_ird_ord_valid;
+    logic [9:0] rej_pd_len;
+    logic [3:0] listener;
+    logic [3:0] rtx_cnt;
+    logic [1:0] fin_policy;
+    logic [3:0] state;
     logic [31:0] req_ird_ord;
     logic [15:0] ip_id;
     logic [7:0] req_flags;

@@ -3,15 +3,14 @@
 //
 //   take the WQE from the push page, or fetch its 64 bytes from the ring (DMA)
 //   -> check it (polarity, opcode, lengths, alignment, cm_id range)
-//   -> read the connection context (cm_id) -> check it (valid, not yet rejected, rev)
-//   -> load the private data into the frame builder (inline words, or DMA)
-//   -> start the frame builder; note the cycle of the first TX beat
-//   -> write the context back (SND_NXT, IP_ID, REJECTED)
-//   -> hand the CQE to the completion writer; advance the consumer index.
+//   -> hand the reject to the CM engine (bouncer_cm_engine owns the connection: it checks
+//      the node's state, loads the PD, sends the frame and moves the node on)
+//   -> turn the CM engine's answer into a CQE; advance the consumer index.
 // Any failed check skips straight to an error CQE: nothing is sent and the engine goes on
 // with the next WQE, so every WQE gets exactly one CQE.
-// Latency, doorbell to first TX byte: push = ~12 cycles + context read + PD load +
-// builder (4); ring = that + one 8-beat DMA read (memory latency + 8).
+// Latency, doorbell to the CM engine: push = 3 cycles; ring = one 8-beat DMA read (memory
+// latency + 8) more. The CQE's LATENCY is doorbell (or end of the previous WQE) to the
+// first TX byte of the reject.
 `default_nettype none
 module bouncer_sq_engine #(
   parameter int ADDR_W         = 64,
@@ -45,31 +44,23 @@ module bouncer_sq_engine #(
   input  wire                      rd_last,
   input  wire                      rd_err,
 
-  // connection-context table port
-  output logic                     ctx_req_valid,
-  input  wire                      ctx_req_ready,
-  output logic                     ctx_req_we,
-  output logic [CTX_DEPTH_LOG2-1:0] ctx_req_addr,
-  output logic [511:0]             ctx_req_wdata,
-  input  wire                      ctx_rsp_valid,
-  input  wire [511:0]              ctx_rsp_rdata,
-
-  // frame builder
-  output logic                     pd_clear,
-  output logic [9:0]               pd_len,
-  output logic                     pd_wr_en,
-  output logic [6:0]               pd_wr_idx,
-  output logic [63:0]              pd_wr_data,
-  output logic                     tx_start_valid,
-  input  wire                      tx_start_ready,
-  output logic [511:0]             tx_start_ctx,
-  output logic                     tx_start_fin,
-  output logic                     tx_start_ird_ord_valid,
-  output logic [31:0]              tx_start_ird_ord,
-  input  wire [15:0]               tx_frame_len,
-  input  wire [15:0]               tx_seq_advance,
-  input  wire                      tx_first_beat,
-  input  wire                      tx_done,
+  // reject requests to the CM engine, and its answer
+  output logic                     rej_valid,
+  input  wire                      rej_ready,
+  output logic [CTX_DEPTH_LOG2-1:0] rej_cm_id,
+  output logic                     rej_pd_inline,
+  output logic [ADDR_W-1:0]        rej_pd_addr,
+  output logic [9:0]               rej_pd_len,
+  output logic [255:0]             rej_inline_pd,
+  output logic [1:0]               rej_fin_policy,
+  output logic                     rej_ird_ord_valid,
+  output logic [31:0]              rej_ird_ord,
+  input  wire                      rsp_valid,
+  input  wire [15:0]               rsp_major,
+  input  wire [15:0]               rsp_minor,
+  input  wire [15:0]               rsp_frame_len,
+  input  wire [31:0]               rsp_seq,
+  input  wire [63:0]               rsp_first_cycle,
 
   // completion writer
   output logic                     cqe_valid,
@@ -85,9 +76,8 @@ module bouncer_sq_engine #(
   output logic [31:0]              stat_latency
 );
 
-  typedef enum logic [3:0] {
-    S_IDLE, S_FETCH_CMD, S_FETCH_DATA, S_DECODE, S_CTX_RD, S_CTX_WAIT, S_CTX_CHECK,
-    S_PD_INLINE, S_PD_CMD, S_PD_DATA, S_BUILD, S_BUILD_WAIT, S_CTX_WB, S_CQE
+  typedef enum logic [2:0] {
+    S_IDLE, S_FETCH_CMD, S_FETCH_DATA, S_DECODE, S_REJ, S_REJ_WAIT, S_CQE
   } state_t;
   state_t state_q;
 
@@ -97,7 +87,6 @@ module bouncer_sq_engine #(
   /* verilator lint_off UNUSEDSIGNAL */  // a view: reserved bits are unused
   bouncer_regs_pkg::sq_wqe_t w;
   /* verilator lint_on UNUSEDSIGNAL */
-  bouncer_regs_pkg::cm_ctx_t ctx_q;
   logic        from_push_q;
   logic [2:0]  beat_q;
   logic [15:0] major_q, minor_q;
@@ -108,12 +97,6 @@ module bouncer_sq_engine #(
 
   assign mask = 15'((32'd1 << sq_size_log2) - 32'd1);
   assign w    = wqe_q;
-
-  // derived WQE facts
-  logic        enh;
-  logic [15:0] pdl_wire;
-  assign enh      = (ctx_q.req_rev == 8'd2) && ctx_q.req_flags[4];
-  assign pdl_wire = w.pd_len + (enh ? 16'd4 : 16'd0);
 
   // the doorbell that makes a WQE visible is stamped in the same cycle the engine may start
   logic [63:0] db_ts_now;
@@ -149,37 +132,6 @@ module bouncer_sq_engine #(
     end
   end
 
-  logic [15:0] chk_major, chk_minor;
-  always_comb begin
-    chk_major = bouncer_regs_pkg::CQ_MAJOR_OK;
-    chk_minor = bouncer_regs_pkg::CQ_MINOR_NONE;
-    if (!ctx_q.ctx_valid) begin
-      chk_major = bouncer_regs_pkg::CQ_MAJOR_CTX;
-      chk_minor = bouncer_regs_pkg::CQ_MINOR_NO_CONTEXT;
-    end else if (ctx_q.rejected) begin
-      chk_major = bouncer_regs_pkg::CQ_MAJOR_CTX;
-      chk_minor = bouncer_regs_pkg::CQ_MINOR_BAD_STATE;
-    end else if (ctx_q.req_rev != 8'd1 && ctx_q.req_rev != 8'd2) begin
-      chk_major = bouncer_regs_pkg::CQ_MAJOR_CTX;
-      chk_minor = bouncer_regs_pkg::CQ_MINOR_BAD_REV;
-    end else if (pdl_wire > 16'(bouncer_regs_pkg::MPA_PD_MAX)) begin
-      chk_major = bouncer_regs_pkg::CQ_MAJOR_WQE;
-      chk_minor = bouncer_regs_pkg::CQ_MINOR_PD_TOO_LONG;
-    end
-  end
-
-  // updated context after the frame went out
-  bouncer_regs_pkg::cm_ctx_t ctx_upd;
-  always_comb begin
-    ctx_upd          = ctx_q;
-    ctx_upd.snd_nxt  = ctx_q.snd_nxt + {16'd0, tx_seq_advance};
-    ctx_upd.ip_id    = ctx_q.ip_id + 16'd1;
-    ctx_upd.rejected = 1'b1;
-  end
-
-  logic [7:0] pd_beats;
-  assign pd_beats = 8'((w.pd_len + 16'd7) >> 3);
-
   always_ff @(posedge clk) begin
     push_take          <= 1'b0;
     stat_wqe           <= 1'b0;
@@ -187,8 +139,6 @@ module bouncer_sq_engine #(
     stat_push_used     <= 1'b0;
     stat_push_dropped  <= 1'b0;
     stat_latency_valid <= 1'b0;
-    pd_clear           <= 1'b0;
-    pd_wr_en           <= 1'b0;
     if (sq_db) db_ts_q <= cycle_count;
 
     case (state_q)
@@ -237,64 +187,17 @@ module bouncer_sq_engine #(
         if (dec_major != bouncer_regs_pkg::CQ_MAJOR_OK || w.opcode == bouncer_regs_pkg::SQ_OP_NOP)
           state_q <= S_CQE;
         else
-          state_q <= S_CTX_RD;
+          state_q <= S_REJ;
       end
-      S_CTX_RD: if (ctx_req_ready) state_q <= S_CTX_WAIT;
-      S_CTX_WAIT: if (ctx_rsp_valid) begin
-        ctx_q   <= ctx_rsp_rdata;
-        state_q <= S_CTX_CHECK;
+      S_REJ: if (rej_ready) state_q <= S_REJ_WAIT;
+      S_REJ_WAIT: if (rsp_valid) begin
+        major_q <= rsp_major;
+        minor_q <= rsp_minor;
+        flen_q  <= rsp_frame_len;
+        seq_q   <= rsp_seq;
+        if (rsp_frame_len != 16'd0) latency_q <= 32'(rsp_first_cycle - t0_q);
+        state_q <= S_CQE;
       end
-      S_CTX_CHECK: begin
-        major_q <= chk_major;
-        minor_q <= chk_minor;
-        beat_q  <= '0;
-        if (chk_major != bouncer_regs_pkg::CQ_MAJOR_OK) begin
-          state_q <= S_CQE;
-        end else begin
-          pd_clear <= 1'b1;
-          if (w.pd_len == 16'd0) state_q <= S_BUILD;
-          else if (w.pd_inline) state_q <= S_PD_INLINE;
-          else state_q <= S_PD_CMD;
-        end
-      end
-      S_PD_INLINE: begin
-        pd_wr_en   <= 1'b1;
-        pd_wr_idx  <= {4'd0, beat_q};
-        pd_wr_data <= w.inline_pd[64*beat_q[1:0] +: 64];
-        beat_q     <= beat_q + 3'd1;
-        // only the words that hold PD bytes: ceil(pd_len / 8) of the 4
-        if (beat_q == 3'd3 || {10'd0, beat_q + 3'd1, 3'b000} >= w.pd_len) state_q <= S_BUILD;
-      end
-      S_PD_CMD: if (dma_ready) begin
-        pd_wr_idx <= '1;            // incremented before the first write
-        state_q   <= S_PD_DATA;
-      end
-      S_PD_DATA: if (rd_valid) begin
-        pd_wr_en   <= 1'b1;
-        pd_wr_idx  <= pd_wr_idx + 7'd1;
-        pd_wr_data <= rd_data;
-        if (rd_last) begin
-          if (rd_err) begin
-            major_q <= bouncer_regs_pkg::CQ_MAJOR_DMA;
-            minor_q <= bouncer_regs_pkg::CQ_MINOR_DMA_PD;
-            state_q <= S_CQE;
-          end else begin
-            state_q <= S_BUILD;
-          end
-        end
-      end
-      S_BUILD: if (tx_start_ready && !pd_wr_en) state_q <= S_BUILD_WAIT;
-      S_BUILD_WAIT: begin
-        if (tx_first_beat) begin
-          latency_q <= 32'(cycle_count - t0_q);
-        end
-        if (tx_done) begin
-          flen_q  <= tx_frame_len;
-          seq_q   <= ctx_q.snd_nxt;
-          state_q <= S_CTX_WB;
-        end
-      end
-      S_CTX_WB: if (ctx_req_ready) state_q <= S_CQE;
       S_CQE: if (cqe_ready) begin
         ci_q       <= (ci_q + 15'd1) & mask;
         if (((ci_q + 15'd1) & mask) == 15'd0) pol_q <= ~pol_q;
@@ -320,28 +223,23 @@ module bouncer_sq_engine #(
       db_ts_q      <= '0;
       from_push_q  <= 1'b0;
       stat_latency <= '0;
-      pd_wr_idx    <= '0;
     end
   end
 
   // ------------------------------------------------------------------ outputs
-  assign dma_valid = (state_q == S_FETCH_CMD) || (state_q == S_PD_CMD);
-  assign dma_addr  = (state_q == S_FETCH_CMD)
-                   ? sq_base + {{(ADDR_W-21){1'b0}}, ci_q, 6'b000000}
-                   : w.pd_addr;
-  assign dma_beats = (state_q == S_FETCH_CMD) ? 8'd8 : pd_beats;
+  assign dma_valid = (state_q == S_FETCH_CMD);
+  assign dma_addr  = sq_base + {{(ADDR_W-21){1'b0}}, ci_q, 6'b000000};
+  assign dma_beats = 8'd8;
 
-  assign ctx_req_valid = (state_q == S_CTX_RD) || (state_q == S_CTX_WB);
-  assign ctx_req_we    = (state_q == S_CTX_WB);
-  assign ctx_req_addr  = w.cm_id[CTX_DEPTH_LOG2-1:0];
-  assign ctx_req_wdata = ctx_upd;
-
-  assign pd_len                 = w.pd_len[9:0];
-  assign tx_start_valid         = (state_q == S_BUILD) && !pd_wr_en;
-  assign tx_start_ctx           = ctx_q;
-  assign tx_start_fin           = w.fin;
-  assign tx_start_ird_ord_valid = w.ird_ord_valid;
-  assign tx_start_ird_ord       = w.ird_ord;
+  assign rej_valid         = (state_q == S_REJ);
+  assign rej_cm_id         = w.cm_id[CTX_DEPTH_LOG2-1:0];
+  assign rej_pd_inline     = w.pd_inline;
+  assign rej_pd_addr       = w.pd_addr;
+  assign rej_pd_len        = w.pd_len[9:0];
+  assign rej_inline_pd     = w.inline_pd;
+  assign rej_fin_policy    = w.fin_policy;
+  assign rej_ird_ord_valid = w.ird_ord_valid;
+  assign rej_ird_ord       = w.ird_ord;
 
   bouncer_regs_pkg::cqe_t c;
   always_comb begin

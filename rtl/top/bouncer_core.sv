@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // bouncer_core: the Bouncer offload, one clock domain.
 //
-//   s_axil ──> bouncer_axil_regs ──doorbells/push──> bouncer_sq_engine ──> bouncer_mpa_reject_builder ──> m_axis_tx
-//                     │                                   │   │   │
-//                     └────────────> bouncer_cqp_engine   │   │   └──> bouncer_cq_writer (CQ)  ─┐
-//                                        │    │           │   │                                 │
-//                                        │    └─────> bouncer_cm_ctx_table <─┘                  │
-//                                        └──> bouncer_cq_writer (CCQ) ─┐                        │
-//   m_axi <── bouncer_dma_rd (CQP, SQ) / bouncer_dma_wr (CCQ, CQ, CQP) <┴────────────────────────┘
+//  s_axis_rx -> frame FIFO -> bouncer_rx_parser --records--> bouncer_cm_engine --> ctrl builder --+
+//                                  |                          ^   |  |  |  |                       |
+//                                  +--payload--> mpa_req_asm -+   |  |  |  +--> reject builder ----+-> tx_arb -> m_axis_tx
+//                                                                 |  |  +--> AEQ writer (events)
+//      conn_table (4-tuple -> cm_id), id_alloc, cm_timer, listener_table, isn_hash <-+  +--> cm_ctx_table
 //
-// Parameters: DATA_W is the TX stream width (64 or 512); CTX_DEPTH_LOG2 sizes the
+//  s_axil -> bouncer_axil_regs --doorbells/push--> bouncer_sq_engine --reject(cm_id)--> bouncer_cm_engine
+//                    |                                  +--> CQ writer (CQEs)
+//                    +--> bouncer_cqp_engine --> cm_ctx_table (host contexts), listener_table; CCQ writer
+//  m_axi <-- bouncer_dma_rd (CQP, SQ, CM) / bouncer_dma_wr (CCQ, CQ, CQP, AEQ, CM request PD)
+//
+// Parameters: DATA_W is the RX/TX stream width (64 or 512); CTX_DEPTH_LOG2 sizes the
 // connection table (cm_id < 2**CTX_DEPTH_LOG2). The DMA master is 64 bits wide.
 // See docs/architecture.md and docs/operations.md for the walk-through of one reject.
 `default_nettype none
@@ -86,9 +89,18 @@ module bouncer_core #(
   output logic                   m_axis_tx_tvalid,
   input  wire                    m_axis_tx_tready,
 
+  // AXI-Stream RX: Ethernet frames without FCS, byte 0 in tdata[7:0]. tready is held high:
+  // a MAC cannot be back-pressured, so frames the CM engine cannot take are dropped whole
+  // and counted (STAT_RX_OVERFLOW).
+  input  wire [DATA_W-1:0]       s_axis_rx_tdata,
+  input  wire [DATA_W/8-1:0]     s_axis_rx_tkeep,
+  input  wire                    s_axis_rx_tlast,
+  input  wire                    s_axis_rx_tvalid,
+  output logic                   s_axis_rx_tready,
+
   output logic                   irq          // reserved (0): completions are polled
 );
-  localparam int CLW = 2;   // dma_wr client index width (3 clients)
+  localparam int CLW = 3;   // dma_wr client index width (5 clients)
 
   // ------------------------------------------------------------------ registers
   logic               enable;
@@ -107,8 +119,28 @@ module bouncer_core #(
   logic [31:0]        st_lat;
   logic [15:0]        tx_frame_len;
 
+  // Record fields and status outputs this core does not use are left open on purpose.
+  /* verilator lint_off PINCONNECTEMPTY */
+  localparam int ID_W      = CTX_DEPTH_LOG2;
+  localparam int NBUF_LOG2 = 3;
+  localparam int NL_LOG2   = 4;
+
   logic unused_ok;
   assign unused_ok = ^{s_axil_awprot, s_axil_arprot, m_axi_bid, m_axi_rid};
+
+  // passive-CM configuration and status
+  logic [63:0]  aeq_base, pd_base;
+  logic [3:0]   aeq_size_log2, rtx_max, tcp_wscale;
+  logic         aeq_reset, cm_promisc, aeq_full;
+  logic [14:0]  aeq_head, aeq_tail;
+  logic [127:0] isn_key;
+  logic [31:0]  timer_tick, rto_init, rto_max, mpa_timeout, fin_timeout, time_wait;
+  logic [15:0]  tcp_mss, tcp_wnd;
+  logic [ID_W:0] cm_in_use;
+  logic [23:0]  st_cm, st_cm_engine;
+  logic         cm_ready, cm_busy, rx_good, rx_drop;
+  logic         tx_frame_done;
+  logic [15:0]  tx_frame_bytes;
 
   bouncer_axil_regs #(
     .ADDR_W(AXIL_ADDR_W), .DATA_BYTES(DATA_W / 8), .CTX_DEPTH_LOG2(CTX_DEPTH_LOG2)
@@ -126,24 +158,33 @@ module bouncer_core #(
     .ccq_base, .ccq_size_log2, .ccq_reset, .ccq_head,
     .cycle_count,
     .sq_ci, .cq_tail, .cqp_ci, .ccq_tail,
-    .status({dma_wr_posted_err, ccq_full && cqp_busy, cq_full && sq_busy, cqp_busy, sq_busy}),
-    .stat_tx_frame(st_tx_frame), .stat_tx_bytes(tx_frame_len),
+    .status({cm_ready, aeq_full && cm_busy, dma_wr_posted_err, ccq_full && cqp_busy,
+             cq_full && sq_busy, cqp_busy, sq_busy}),
+    .stat_tx_frame(st_tx_frame), .stat_tx_bytes(tx_frame_bytes),
     .stat_sq_wqe(st_sq_wqe), .stat_sq_error(st_sq_err),
     .stat_push_used(st_push_used), .stat_push_dropped(st_push_drop),
     .stat_cqp_wqe(st_cqp_wqe),
-    .stat_latency_valid(st_lat_valid), .stat_latency(st_lat)
+    .stat_latency_valid(st_lat_valid), .stat_latency(st_lat),
+    .aeq_base, .aeq_size_log2, .aeq_reset, .aeq_head, .aeq_tail,
+    .pd_base, .isn_key,
+    .timer_tick, .rto_init, .rto_max, .rtx_max, .mpa_timeout, .fin_timeout, .time_wait,
+    .tcp_mss, .tcp_wscale, .tcp_wnd, .cm_promisc,
+    .cm_conns(17'(cm_in_use)),
+    .stat_cm(st_cm)
   );
+  // RX_FRAMES (bit 0) and RX_OVERFLOW (bit 3) are counted at the RX FIFO
+  assign st_cm = st_cm_engine | {20'd0, rx_drop, 2'b00, rx_good || rx_drop};
 
   // ------------------------------------------------------------------ DMA
-  // read clients: 0 = control queue, 1 = SQ
-  logic [1:0]          rd_cmd_valid, rd_cmd_ready;
-  logic [2*64-1:0]     rd_cmd_addr;
-  logic [2*8-1:0]      rd_cmd_beats;
+  // read clients: 0 = control queue, 1 = SQ (WQEs), 2 = CM engine (reject PD)
+  logic [2:0]          rd_cmd_valid, rd_cmd_ready;
+  logic [3*64-1:0]     rd_cmd_addr;
+  logic [3*8-1:0]      rd_cmd_beats;
   logic                rd_valid, rd_last, rd_err;
-  logic [0:0]          rd_client;
+  logic [1:0]          rd_client;
   logic [63:0]         rd_data;
 
-  bouncer_dma_rd #(.N(2), .ADDR_W(AXI_ADDR_W), .ID_W(AXI_ID_W)) u_dma_rd (
+  bouncer_dma_rd #(.N(3), .ADDR_W(AXI_ADDR_W), .ID_W(AXI_ID_W)) u_dma_rd (
     .clk, .rst,
     .cmd_valid(rd_cmd_valid), .cmd_ready(rd_cmd_ready), .cmd_addr(rd_cmd_addr),
     .cmd_beats(rd_cmd_beats),
@@ -153,16 +194,18 @@ module bouncer_core #(
     .m_axi_rvalid, .m_axi_rready
   );
 
-  // write clients: 0 = CCQ writer, 1 = CQ writer, 2 = control queue (context read-back)
-  logic [2:0]          wr_cmd_valid, wr_cmd_ready, wr_done;
-  logic [3*64-1:0]     wr_cmd_addr;
-  logic [3*4-1:0]      wr_cmd_beats;
-  logic [3*512-1:0]    wr_cmd_data;
+  // write clients: 0 = CCQ writer, 1 = CQ writer, 2 = control queue (context read-back),
+  // 3 = AEQ writer, 4 = CM engine (request PD into the host's PD slot)
+  logic [4:0]          wr_cmd_valid, wr_cmd_ready, wr_done;
+  logic [5*64-1:0]     wr_cmd_addr;
+  logic [5*4-1:0]      wr_cmd_beats;
+  logic [5*512-1:0]    wr_cmd_data;
   logic                wr_err;
 
-  // completions are posted writes; the context read-back waits for its write response
+  // completions, events and request PD are posted writes (one AXI ID: a request's PD lands
+  // before its event); the context read-back waits for its write response
   bouncer_dma_wr #(
-    .N(3), .ADDR_W(AXI_ADDR_W), .ID_W(AXI_ID_W), .CLIENT_W(CLW), .POSTED_MASK(3'b011)
+    .N(5), .ADDR_W(AXI_ADDR_W), .ID_W(AXI_ID_W), .CLIENT_W(CLW), .POSTED_MASK(5'b11011)
   ) u_dma_wr (
     .clk, .rst,
     .cmd_valid(wr_cmd_valid), .cmd_ready(wr_cmd_ready), .cmd_addr(wr_cmd_addr),
@@ -197,7 +240,7 @@ module bouncer_core #(
     .cqp_ci, .busy(cqp_busy),
     .rd_cmd_valid(rd_cmd_valid[0]), .rd_cmd_ready(rd_cmd_ready[0]),
     .rd_cmd_addr(rd_cmd_addr[0 +: 64]), .rd_cmd_beats(rd_cmd_beats[0 +: 8]),
-    .rd_valid(rd_valid && rd_client == 1'b0), .rd_data, .rd_last(rd_last && rd_client == 1'b0),
+    .rd_valid(rd_valid && rd_client == 2'd0), .rd_data, .rd_last(rd_last && rd_client == 2'd0),
     .rd_err,
     .wr_cmd_valid(wr_cmd_valid[2]), .wr_cmd_ready(wr_cmd_ready[2]),
     .wr_cmd_addr(wr_cmd_addr[2*64 +: 64]), .wr_cmd_beats(wr_cmd_beats[2*4 +: 4]),
@@ -207,6 +250,7 @@ module bouncer_core #(
     .ctx_req_wdata(ctx_req_wdata[0 +: 512]),
     .ctx_rsp_valid(ctx_rsp_valid[0]), .ctx_rsp_rdata,
     .cqe_valid(ccqe_valid), .cqe_ready(ccqe_ready), .cqe(ccqe),
+    .lst_cfg_valid, .lst_cfg_create, .lst_cfg_wqe, .lst_cfg_ok,
     .stat_wqe(st_cqp_wqe)
   );
 
@@ -221,51 +265,352 @@ module bouncer_core #(
   );
 
   // ------------------------------------------------------------------ reject SQ
-  logic         pd_clear, pd_wr_en;
-  logic [9:0]   pd_len;
-  logic [6:0]   pd_wr_idx;
-  logic [63:0]  pd_wr_data;
-  logic         tx_start_valid, tx_start_ready, tx_start_fin, tx_start_ird_ord_valid;
-  logic [511:0] tx_start_ctx;
-  logic [31:0]  tx_start_ird_ord;
-  logic [15:0]  tx_seq_advance;
-  logic         tx_first_beat, tx_done;
-  logic         sqcqe_valid, sqcqe_ready;
-  logic [255:0] sqcqe;
+  logic                 hrej_valid, hrej_ready, hrej_pd_inline, hrej_iov;
+  logic [ID_W-1:0]      hrej_cm_id;
+  logic [AXI_ADDR_W-1:0] hrej_pd_addr;
+  logic [9:0]           hrej_pd_len;
+  logic [255:0]         hrej_inline_pd;
+  logic [1:0]           hrej_fin_policy;
+  logic [31:0]          hrej_io;
+  logic                 hrsp_valid;
+  logic [15:0]          hrsp_major, hrsp_minor, hrsp_frame_len;
+  logic [31:0]          hrsp_seq;
+  logic [63:0]          hrsp_first_cycle;
+  logic                 sqcqe_valid, sqcqe_ready;
+  logic [255:0]         sqcqe;
 
   bouncer_sq_engine #(.ADDR_W(AXI_ADDR_W), .CTX_DEPTH_LOG2(CTX_DEPTH_LOG2)) u_sq (
     .clk, .rst,
-    .enable(enable && ctx_init_done), .sq_base, .sq_size_log2, .sq_reset, .sq_pi, .sq_db,
+    .enable(enable && cm_ready), .sq_base, .sq_size_log2, .sq_reset, .sq_pi, .sq_db,
     .push_wqe, .push_armed, .push_idx, .push_take, .sq_ci, .busy(sq_busy), .cycle_count,
     .dma_valid(rd_cmd_valid[1]), .dma_ready(rd_cmd_ready[1]), .dma_addr(rd_cmd_addr[64 +: 64]),
     .dma_beats(rd_cmd_beats[8 +: 8]),
-    .rd_valid(rd_valid && rd_client == 1'b1), .rd_data, .rd_last(rd_last && rd_client == 1'b1),
+    .rd_valid(rd_valid && rd_client == 2'd1), .rd_data, .rd_last(rd_last && rd_client == 2'd1),
     .rd_err,
-    .ctx_req_valid(ctx_req_valid[1]), .ctx_req_ready(ctx_req_ready[1]),
-    .ctx_req_we(ctx_req_we[1]), .ctx_req_addr(ctx_req_addr[CTX_DEPTH_LOG2 +: CTX_DEPTH_LOG2]),
-    .ctx_req_wdata(ctx_req_wdata[512 +: 512]),
-    .ctx_rsp_valid(ctx_rsp_valid[1]), .ctx_rsp_rdata,
-    .pd_clear, .pd_len, .pd_wr_en, .pd_wr_idx, .pd_wr_data,
-    .tx_start_valid, .tx_start_ready, .tx_start_ctx, .tx_start_fin, .tx_start_ird_ord_valid,
-    .tx_start_ird_ord, .tx_frame_len, .tx_seq_advance, .tx_first_beat, .tx_done,
+    .rej_valid(hrej_valid), .rej_ready(hrej_ready), .rej_cm_id(hrej_cm_id),
+    .rej_pd_inline(hrej_pd_inline), .rej_pd_addr(hrej_pd_addr), .rej_pd_len(hrej_pd_len),
+    .rej_inline_pd(hrej_inline_pd), .rej_fin_policy(hrej_fin_policy),
+    .rej_ird_ord_valid(hrej_iov), .rej_ird_ord(hrej_io),
+    .rsp_valid(hrsp_valid), .rsp_major(hrsp_major), .rsp_minor(hrsp_minor),
+    .rsp_frame_len(hrsp_frame_len), .rsp_seq(hrsp_seq), .rsp_first_cycle(hrsp_first_cycle),
     .cqe_valid(sqcqe_valid), .cqe_ready(sqcqe_ready), .cqe(sqcqe),
     .stat_wqe(st_sq_wqe), .stat_error(st_sq_err), .stat_push_used(st_push_used),
     .stat_push_dropped(st_push_drop), .stat_latency_valid(st_lat_valid), .stat_latency(st_lat)
   );
 
+  // ------------------------------------------------------------------ RX path
+  logic [DATA_W-1:0]   rxf_tdata, pl_tdata;
+  logic [DATA_W/8-1:0] rxf_tkeep, pl_tkeep;
+  logic                rxf_tlast, rxf_tvalid, rxf_tready;
+  logic                pl_tlast, pl_tvalid, pl_tready;
+
+  // 16 KiB: a MAC cannot be stalled, so whole frames are dropped when the CM falls behind
+  bouncer_axis_frame_fifo #(.DATA_W(DATA_W), .DEPTH_LOG2((DATA_W == 64) ? 11 : 8)) u_rx_fifo (
+    .clk, .rst,
+    .s_axis_tdata(s_axis_rx_tdata), .s_axis_tkeep(s_axis_rx_tkeep),
+    .s_axis_tlast(s_axis_rx_tlast), .s_axis_tvalid(s_axis_rx_tvalid),
+    .s_axis_tready(s_axis_rx_tready),
+    .m_axis_tdata(rxf_tdata), .m_axis_tkeep(rxf_tkeep), .m_axis_tlast(rxf_tlast),
+    .m_axis_tvalid(rxf_tvalid), .m_axis_tready(rxf_tready),
+    .drop_frame(rx_drop), .good_frame(rx_good)
+  );
+
+  logic        rec_valid, rec_ready, rec_vlan, rec_tcp, rec_bad;
+  logic [47:0] rec_eth_dst, rec_eth_src;
+  logic [15:0] rec_vlan_tci, rec_sport, rec_dport, rec_len;
+  logic [7:0]  rec_tos, rec_flags;
+  logic [31:0] rec_ip_src, rec_ip_dst, rec_seq, rec_ack;
+
+  bouncer_rx_parser #(.DATA_W(DATA_W)) u_rx (
+    .clk, .rst,
+    .s_axis_tdata(rxf_tdata), .s_axis_tkeep(rxf_tkeep), .s_axis_tlast(rxf_tlast),
+    .s_axis_tvalid(rxf_tvalid), .s_axis_tready(rxf_tready),
+    .m_axis_payload_tdata(pl_tdata), .m_axis_payload_tkeep(pl_tkeep),
+    .m_axis_payload_tlast(pl_tlast), .m_axis_payload_tvalid(pl_tvalid),
+    .m_axis_payload_tready(pl_tready),
+    .m_meta_valid(rec_valid), .m_meta_ready(rec_ready),
+    .m_meta_eth_dst(rec_eth_dst), .m_meta_eth_src(rec_eth_src),
+    .m_meta_vlan_present(rec_vlan), .m_meta_vlan_tci(rec_vlan_tci),
+    .m_meta_ethertype(), .m_meta_ipv4(), .m_meta_ip_ihl(), .m_meta_ip_tos(rec_tos),
+    .m_meta_ip_total_len(), .m_meta_ip_id(), .m_meta_ip_df(), .m_meta_ip_mf(),
+    .m_meta_ip_frag_off(), .m_meta_ip_ttl(), .m_meta_ip_proto(),
+    .m_meta_ip_src(rec_ip_src), .m_meta_ip_dst(rec_ip_dst), .m_meta_ip_csum_ok(),
+    .m_meta_tcp(rec_tcp), .m_meta_tcp_src_port(rec_sport), .m_meta_tcp_dst_port(rec_dport),
+    .m_meta_tcp_seq(rec_seq), .m_meta_tcp_ack(rec_ack), .m_meta_tcp_doff(),
+    .m_meta_tcp_flags(rec_flags), .m_meta_tcp_window(), .m_meta_tcp_csum_ok(),
+    .m_meta_tcp_mss_present(), .m_meta_tcp_mss(), .m_meta_tcp_ws_present(), .m_meta_tcp_ws(),
+    .m_meta_tcp_opt_err(), .m_meta_payload_len(rec_len), .m_meta_frame_len(),
+    .m_meta_runt(), .m_meta_len_err(), .m_meta_hdr_err(), .m_meta_bad(rec_bad)
+  );
+
+  logic                 acmd_valid, acmd_ready, acmd_append, acmd_new;
+  logic [NBUF_LOG2-1:0] acmd_buf, arsp_buf, ard_buf, afree_buf;
+  logic [9:0]           acmd_offset, ard_start, ard_len;
+  logic [15:0]          acmd_len, arsp_total, arsp_pd_len;
+  logic                 arsp_valid, arsp_ready, arsp_ok, arsp_hdr_valid, arsp_key_ok;
+  logic                 arsp_iov, ard_valid, ard_ready, ard_free, afree_valid;
+  logic [7:0]           arsp_flags, arsp_rev;
+  logic [31:0]          arsp_io;
+  logic                 chunk_valid, chunk_ready, chunk_last;
+  logic [511:0]         chunk_data;
+  logic [3:0]           chunk_beats;
+
+  bouncer_mpa_req_asm #(.DATA_W(DATA_W), .NBUF_LOG2(NBUF_LOG2)) u_asm (
+    .clk, .rst,
+    .s_axis_payload_tdata(pl_tdata), .s_axis_payload_tkeep(pl_tkeep),
+    .s_axis_payload_tlast(pl_tlast), .s_axis_payload_tvalid(pl_tvalid),
+    .s_axis_payload_tready(pl_tready),
+    .s_cmd_valid(acmd_valid), .s_cmd_ready(acmd_ready), .s_cmd_append(acmd_append),
+    .s_cmd_new(acmd_new), .s_cmd_buf(acmd_buf), .s_cmd_offset(acmd_offset),
+    .s_cmd_len(acmd_len),
+    .m_rsp_valid(arsp_valid), .m_rsp_ready(arsp_ready), .m_rsp_ok(arsp_ok),
+    .m_rsp_buf(arsp_buf), .m_rsp_total(arsp_total), .m_rsp_hdr_valid(arsp_hdr_valid),
+    .m_rsp_key_ok(arsp_key_ok), .m_rsp_flags(arsp_flags), .m_rsp_rev(arsp_rev),
+    .m_rsp_pd_len(arsp_pd_len), .m_rsp_ird_ord_valid(arsp_iov), .m_rsp_ird_ord(arsp_io),
+    .s_rd_valid(ard_valid), .s_rd_ready(ard_ready), .s_rd_buf(ard_buf),
+    .s_rd_start(ard_start), .s_rd_len(ard_len), .s_rd_free(ard_free),
+    .m_chunk_valid(chunk_valid), .m_chunk_ready(chunk_ready), .m_chunk_data(chunk_data),
+    .m_chunk_beats(chunk_beats), .m_chunk_last(chunk_last),
+    .s_free_valid(afree_valid), .s_free_buf(afree_buf), .bufs_free()
+  );
+
+  // ------------------------------------------------------------------ CM state
+  logic                ct_cmd_valid, ct_cmd_ready, ct_res_valid, ct_res_ready, ct_res_hit;
+  logic [1:0]          ct_cmd_op, ct_res_status;
+  logic [31:0]         ct_rem_ip, ct_loc_ip;
+  logic [15:0]         ct_rem_port, ct_loc_port;
+  logic [ID_W-1:0]     ct_cmd_cm_id, ct_res_cm_id;
+  logic                ct_init_done;
+
+  // The bucket hash is keyed with a per-build constant: the table is swept at reset,
+  // before the host could load a key (the ISN, which peers see, uses ISN_KEY).
+  bouncer_conn_table #(.DEPTH_LOG2(CTX_DEPTH_LOG2), .WAYS(4), .CM_ID_W(ID_W)) u_conn (
+    .clk, .rst, .hash_key(32'h6A09E667), .init_done(ct_init_done),
+    .cmd_valid(ct_cmd_valid), .cmd_ready(ct_cmd_ready), .cmd_op(ct_cmd_op),
+    .cmd_rem_ip(ct_rem_ip), .cmd_loc_ip(ct_loc_ip), .cmd_rem_port(ct_rem_port),
+    .cmd_loc_port(ct_loc_port), .cmd_cm_id(ct_cmd_cm_id),
+    .res_valid(ct_res_valid), .res_ready(ct_res_ready), .res_hit(ct_res_hit),
+    .res_cm_id(ct_res_cm_id), .res_status(ct_res_status),
+    .occupancy(), .insert_fail_full()
+  );
+
+  logic            alloc_valid, alloc_ready, free_valid, alloc_init_done;
+  logic [ID_W-1:0] alloc_id, free_id;
+  bouncer_id_alloc #(.ID_W(ID_W)) u_ids (
+    .clk, .rst, .init_done(alloc_init_done),
+    .m_alloc_valid(alloc_valid), .m_alloc_ready(alloc_ready), .m_alloc_id(alloc_id),
+    .s_free_valid(free_valid), .s_free_id(free_id), .in_use(cm_in_use)
+  );
+
+  logic            tmr_set_valid, tmr_set_on, exp_valid, exp_ready, tmr_init_done;
+  logic [ID_W-1:0] tmr_set_id, exp_id;
+  logic [31:0]     tmr_set_deadline, now_tick;
+  bouncer_cm_timer #(.ID_W(ID_W)) u_timer (
+    .clk, .rst, .tick_cycles(timer_tick), .now(now_tick), .init_done(tmr_init_done),
+    .set_valid(tmr_set_valid), .set_id(tmr_set_id), .set_on(tmr_set_on),
+    .set_deadline(tmr_set_deadline),
+    .m_exp_valid(exp_valid), .m_exp_ready(exp_ready), .m_exp_id(exp_id)
+  );
+
+  logic               lk_valid, lk_res_valid, lk_hit, lk_full, pend_inc, pend_dec;
+  logic [31:0]        lk_ip;
+  logic [15:0]        lk_port;
+  logic [NL_LOG2-1:0] lk_idx, lst_rd_idx, pend_inc_idx, pend_dec_idx;
+  logic [1:0]         lst_fin_policy, lst_auto_reject;
+  logic [63:0]        lst_tmpl_addr;
+  logic [9:0]         lst_tmpl_len;
+  logic               lst_tmpl_iov;
+  logic [31:0]        lst_tmpl_io;
+  logic [47:0]        lst_loc_mac;
+  logic [7:0]         lst_ttl, lst_tos;
+  logic [13:0]        lst_max_ird, lst_max_ord;
+  logic               lst_cfg_valid, lst_cfg_create, lst_cfg_ok;
+  logic [511:0]       lst_cfg_wqe;
+
+  bouncer_listener_table #(.N(1 << NL_LOG2)) u_lst (
+    .clk, .rst,
+    .cfg_valid(lst_cfg_valid), .cfg_create(lst_cfg_create), .cfg_wqe(lst_cfg_wqe),
+    .cfg_ok(lst_cfg_ok),
+    .lk_valid, .lk_ip, .lk_port, .lk_res_valid, .lk_hit, .lk_idx, .lk_full,
+    .rd_idx(lst_rd_idx), .rd_valid_entry(), .rd_loc_ip(), .rd_loc_port(), .rd_backlog(),
+    .rd_fin_policy(lst_fin_policy), .rd_auto_reject(lst_auto_reject),
+    .rd_tmpl_addr(lst_tmpl_addr), .rd_tmpl_len(lst_tmpl_len),
+    .rd_tmpl_ird_ord_valid(lst_tmpl_iov), .rd_tmpl_ird_ord(lst_tmpl_io),
+    .rd_loc_mac(lst_loc_mac), .rd_ttl(lst_ttl), .rd_tos(lst_tos),
+    .rd_max_ird(lst_max_ird), .rd_max_ord(lst_max_ord), .rd_pending(),
+    .pend_inc, .pend_inc_idx, .pend_dec, .pend_dec_idx
+  );
+
+  logic        isn_valid, isn_ready, isn_res_valid, isn_res_ready;
+  logic [31:0] isn_loc_ip, isn_rem_ip, isn_res;
+  logic [15:0] isn_loc_port, isn_rem_port;
+  bouncer_isn_hash u_isn (
+    .clk, .rst,
+    .s_valid(isn_valid), .s_ready(isn_ready), .s_loc_ip(isn_loc_ip), .s_rem_ip(isn_rem_ip),
+    .s_loc_port(isn_loc_port), .s_rem_port(isn_rem_port), .key(isn_key),
+    .time_cnt(cycle_count),
+    .m_valid(isn_res_valid), .m_ready(isn_res_ready), .m_isn(isn_res)
+  );
+
+  assign cm_ready = ctx_init_done && ct_init_done && alloc_init_done && tmr_init_done;
+
+  // ------------------------------------------------------------------ CM engine
+  logic         pd_clear, pd_wr_en;
+  logic [9:0]   pd_len;
+  logic [6:0]   pd_wr_idx;
+  logic [63:0]  pd_wr_data;
+  logic         rej_start_valid, rej_start_ready, rej_start_fin, rej_start_iov;
+  logic [511:0] rej_start_ctx;
+  logic [31:0]  rej_start_io;
+  logic [15:0]  rej_seq_advance;
+  logic         rej_first_beat, rej_done;
+  logic         ctl_valid, ctl_ready, ctl_vlan_en;
+  logic [1:0]   ctl_kind;
+  logic [47:0]  ctl_rem_mac, ctl_loc_mac;
+  logic [15:0]  ctl_vlan_tci, ctl_ip_id, ctl_loc_port, ctl_rem_port, ctl_window, ctl_mss;
+  logic [31:0]  ctl_loc_ip, ctl_rem_ip, ctl_seq, ctl_ack;
+  logic [7:0]   ctl_tos, ctl_ttl, ctl_wscale;
+  logic         evt_valid, evt_ready;
+  logic [255:0] evt;
+
+  bouncer_cm_engine #(
+    .ADDR_W(AXI_ADDR_W), .ID_W(ID_W), .NBUF_LOG2(NBUF_LOG2), .NL_LOG2(NL_LOG2)
+  ) u_cm (
+    .clk, .rst, .enable(enable && cm_ready),
+    .cycle_count, .now(now_tick), .pd_base(pd_base[AXI_ADDR_W-1:0]),
+    .rto_init, .rto_max, .rtx_max, .mpa_timeout, .fin_timeout, .time_wait,
+    .tcp_mss, .tcp_wscale, .tcp_wnd, .promisc(cm_promisc),
+    .s_rec_valid(rec_valid), .s_rec_ready(rec_ready), .s_rec_eth_dst(rec_eth_dst),
+    .s_rec_eth_src(rec_eth_src), .s_rec_vlan_present(rec_vlan), .s_rec_vlan_tci(rec_vlan_tci),
+    .s_rec_tcp(rec_tcp), .s_rec_ip_tos(rec_tos), .s_rec_ip_src(rec_ip_src),
+    .s_rec_ip_dst(rec_ip_dst), .s_rec_src_port(rec_sport), .s_rec_dst_port(rec_dport),
+    .s_rec_seq(rec_seq), .s_rec_ack(rec_ack), .s_rec_flags(rec_flags),
+    .s_rec_payload_len(rec_len), .s_rec_bad(rec_bad),
+    .s_hrej_valid(hrej_valid), .s_hrej_ready(hrej_ready), .s_hrej_cm_id(hrej_cm_id),
+    .s_hrej_pd_inline(hrej_pd_inline), .s_hrej_pd_addr(hrej_pd_addr),
+    .s_hrej_pd_len(hrej_pd_len), .s_hrej_inline_pd(hrej_inline_pd),
+    .s_hrej_fin_policy(hrej_fin_policy), .s_hrej_ird_ord_valid(hrej_iov),
+    .s_hrej_ird_ord(hrej_io),
+    .m_hrsp_valid(hrsp_valid), .m_hrsp_major(hrsp_major), .m_hrsp_minor(hrsp_minor),
+    .m_hrsp_frame_len(hrsp_frame_len), .m_hrsp_seq(hrsp_seq),
+    .m_hrsp_first_cycle(hrsp_first_cycle),
+    .s_exp_valid(exp_valid), .s_exp_ready(exp_ready), .s_exp_id(exp_id),
+    .tmr_set_valid, .tmr_set_id, .tmr_set_on, .tmr_set_deadline,
+    .ct_cmd_valid, .ct_cmd_ready, .ct_cmd_op, .ct_cmd_rem_ip(ct_rem_ip),
+    .ct_cmd_loc_ip(ct_loc_ip), .ct_cmd_rem_port(ct_rem_port), .ct_cmd_loc_port(ct_loc_port),
+    .ct_cmd_cm_id, .ct_res_valid, .ct_res_ready, .ct_res_hit, .ct_res_cm_id, .ct_res_status,
+    .alloc_valid, .alloc_ready, .alloc_id, .free_valid, .free_id,
+    .lk_valid, .lk_ip, .lk_port, .lk_res_valid, .lk_hit, .lk_idx, .lk_full,
+    .lst_rd_idx, .lst_fin_policy, .lst_auto_reject, .lst_tmpl_addr, .lst_tmpl_len,
+    .lst_tmpl_ird_ord_valid(lst_tmpl_iov), .lst_tmpl_ird_ord(lst_tmpl_io), .lst_loc_mac,
+    .lst_ttl, .lst_tos, .lst_max_ird, .lst_max_ord,
+    .pend_inc, .pend_inc_idx, .pend_dec, .pend_dec_idx,
+    .isn_valid, .isn_ready, .isn_loc_ip, .isn_rem_ip, .isn_loc_port, .isn_rem_port,
+    .isn_res_valid, .isn_res_ready, .isn_res,
+    .ctx_req_valid(ctx_req_valid[1]), .ctx_req_ready(ctx_req_ready[1]),
+    .ctx_req_we(ctx_req_we[1]), .ctx_req_addr(ctx_req_addr[CTX_DEPTH_LOG2 +: CTX_DEPTH_LOG2]),
+    .ctx_req_wdata(ctx_req_wdata[512 +: 512]),
+    .ctx_rsp_valid(ctx_rsp_valid[1]), .ctx_rsp_rdata,
+    .asm_cmd_valid(acmd_valid), .asm_cmd_ready(acmd_ready), .asm_cmd_append(acmd_append),
+    .asm_cmd_new(acmd_new), .asm_cmd_buf(acmd_buf), .asm_cmd_offset(acmd_offset),
+    .asm_cmd_len(acmd_len),
+    .asm_rsp_valid(arsp_valid), .asm_rsp_ready(arsp_ready), .asm_rsp_ok(arsp_ok),
+    .asm_rsp_buf(arsp_buf), .asm_rsp_total(arsp_total), .asm_rsp_hdr_valid(arsp_hdr_valid),
+    .asm_rsp_key_ok(arsp_key_ok), .asm_rsp_flags(arsp_flags), .asm_rsp_rev(arsp_rev),
+    .asm_rsp_pd_len(arsp_pd_len), .asm_rsp_ird_ord_valid(arsp_iov), .asm_rsp_ird_ord(arsp_io),
+    .asm_rd_valid(ard_valid), .asm_rd_ready(ard_ready), .asm_rd_buf(ard_buf),
+    .asm_rd_start(ard_start), .asm_rd_len(ard_len), .asm_rd_free(ard_free),
+    .asm_chunk_valid(chunk_valid), .asm_chunk_ready(chunk_ready),
+    .asm_chunk_data(chunk_data), .asm_chunk_beats(chunk_beats), .asm_chunk_last(chunk_last),
+    .asm_free_valid(afree_valid), .asm_free_buf(afree_buf),
+    .ctl_valid, .ctl_ready, .ctl_kind, .ctl_rem_mac, .ctl_loc_mac, .ctl_vlan_en, .ctl_vlan_tci,
+    .ctl_loc_ip, .ctl_rem_ip, .ctl_tos, .ctl_ttl, .ctl_ip_id, .ctl_loc_port, .ctl_rem_port,
+    .ctl_seq, .ctl_ack, .ctl_window, .ctl_mss, .ctl_wscale,
+    .pd_clear, .pd_len, .pd_wr_en, .pd_wr_idx, .pd_wr_data,
+    .rej_start_valid, .rej_start_ready, .rej_start_ctx, .rej_start_fin,
+    .rej_start_ird_ord_valid(rej_start_iov), .rej_start_ird_ord(rej_start_io),
+    .rej_frame_len(tx_frame_len), .rej_seq_advance, .rej_first_beat, .rej_done, .tx_rej_sof,
+    .dma_rd_valid(rd_cmd_valid[2]), .dma_rd_ready(rd_cmd_ready[2]),
+    .dma_rd_addr(rd_cmd_addr[2*64 +: 64]), .dma_rd_beats(rd_cmd_beats[2*8 +: 8]),
+    .rd_valid(rd_valid && rd_client == 2'd2), .rd_data, .rd_last(rd_last && rd_client == 2'd2),
+    .rd_err,
+    .dma_wr_valid(wr_cmd_valid[4]), .dma_wr_ready(wr_cmd_ready[4]),
+    .dma_wr_addr(wr_cmd_addr[4*64 +: 64]), .dma_wr_beats(wr_cmd_beats[4*4 +: 4]),
+    .dma_wr_data(wr_cmd_data[4*512 +: 512]), .dma_wr_done(wr_done[4]),
+    .evt_valid, .evt_ready, .evt,
+    .busy(cm_busy), .stat(st_cm_engine)
+  );
+
+  // ------------------------------------------------------------------ TX
+  logic [2*DATA_W-1:0]   txa_tdata;
+  logic [2*DATA_W/8-1:0] txa_tkeep;
+  logic [1:0]            txa_tlast, txa_tvalid, txa_tready;
+
   bouncer_mpa_reject_builder #(.DATA_W(DATA_W)) u_tx (
     .clk, .rst,
     .pd_clear, .pd_len, .pd_wr_en, .pd_wr_idx, .pd_wr_data,
-    .start_valid(tx_start_valid), .start_ready(tx_start_ready), .start_ctx(tx_start_ctx),
-    .start_fin(tx_start_fin), .start_ird_ord_valid(tx_start_ird_ord_valid),
-    .start_ird_ord(tx_start_ird_ord),
-    .frame_len(tx_frame_len), .seq_advance(tx_seq_advance), .first_beat(tx_first_beat),
-    .done(tx_done),
+    .start_valid(rej_start_valid), .start_ready(rej_start_ready), .start_ctx(rej_start_ctx),
+    .start_fin(rej_start_fin), .start_ird_ord_valid(rej_start_iov),
+    .start_ird_ord(rej_start_io),
+    .frame_len(tx_frame_len), .seq_advance(rej_seq_advance), .first_beat(rej_first_beat),
+    .done(rej_done),
+    .m_axis_tdata(txa_tdata[0 +: DATA_W]), .m_axis_tkeep(txa_tkeep[0 +: DATA_W/8]),
+    .m_axis_tlast(txa_tlast[0]), .m_axis_tvalid(txa_tvalid[0]),
+    .m_axis_tready(txa_tready[0])
+  );
+
+  bouncer_tcp_ctrl_builder #(.DATA_W(DATA_W)) u_ctl (
+    .clk, .rst,
+    .s_req_valid(ctl_valid), .s_req_ready(ctl_ready), .s_req_kind(ctl_kind),
+    .s_req_rem_mac(ctl_rem_mac), .s_req_loc_mac(ctl_loc_mac), .s_req_vlan_en(ctl_vlan_en),
+    .s_req_vlan_tci(ctl_vlan_tci), .s_req_loc_ip(ctl_loc_ip), .s_req_rem_ip(ctl_rem_ip),
+    .s_req_tos(ctl_tos), .s_req_ttl(ctl_ttl), .s_req_ip_id(ctl_ip_id),
+    .s_req_loc_port(ctl_loc_port), .s_req_rem_port(ctl_rem_port), .s_req_seq(ctl_seq),
+    .s_req_ack(ctl_ack), .s_req_window(ctl_window), .s_req_mss(ctl_mss),
+    .s_req_wscale(ctl_wscale),
+    .m_axis_tdata(txa_tdata[DATA_W +: DATA_W]), .m_axis_tkeep(txa_tkeep[DATA_W/8 +: DATA_W/8]),
+    .m_axis_tlast(txa_tlast[1]), .m_axis_tvalid(txa_tvalid[1]),
+    .m_axis_tready(txa_tready[1])
+  );
+
+  bouncer_tx_arb #(.DATA_W(DATA_W), .N(2)) u_txarb (
+    .clk, .rst,
+    .s_axis_tdata(txa_tdata), .s_axis_tkeep(txa_tkeep), .s_axis_tlast(txa_tlast),
+    .s_axis_tvalid(txa_tvalid), .s_axis_tready(txa_tready),
     .m_axis_tdata(m_axis_tx_tdata), .m_axis_tkeep(m_axis_tx_tkeep),
     .m_axis_tlast(m_axis_tx_tlast), .m_axis_tvalid(m_axis_tx_tvalid),
-    .m_axis_tready(m_axis_tx_tready)
+    .m_axis_tready(m_axis_tx_tready),
+    .frame_done(tx_frame_done), .frame_bytes(tx_frame_bytes)
   );
-  assign st_tx_frame = tx_done;
+  assign st_tx_frame = tx_frame_done;
+
+  // Which source each frame on m_axis_tx came from: the arbiter is frame-atomic and keeps
+  // order, so the frame starts it accepts leave in the same order. A 4-deep FIFO of source
+  // ids (the arbiter holds at most two frames' first beats) tells the CM engine when the
+  // reject's first beat is on the port.
+  logic [1:0] txa_in_frame_q, txa_sof;
+  logic [3:0] src_fifo_q;
+  logic [2:0] src_wr_q, src_rd_q;
+  logic       tx_out_in_frame_q, tx_out_sof, tx_rej_sof;
+  assign txa_sof    = txa_tvalid & txa_tready & ~txa_in_frame_q;
+  assign tx_out_sof = m_axis_tx_tvalid && m_axis_tx_tready && !tx_out_in_frame_q;
+  assign tx_rej_sof = tx_out_sof && (src_fifo_q[src_rd_q[1:0]] == 1'b0);
+  always_ff @(posedge clk) begin
+    for (int i = 0; i < 2; i++)
+      if (txa_tvalid[i] && txa_tready[i]) txa_in_frame_q[i] <= !txa_tlast[i];
+    if (m_axis_tx_tvalid && m_axis_tx_tready) tx_out_in_frame_q <= !m_axis_tx_tlast;
+    if (txa_sof != 2'b00) begin
+      src_fifo_q[src_wr_q[1:0]] <= txa_sof[1];
+      src_wr_q <= src_wr_q + 3'd1;
+    end
+    if (tx_out_sof) src_rd_q <= src_rd_q + 3'd1;
+    if (rst) begin
+      txa_in_frame_q    <= '0;
+      tx_out_in_frame_q <= 1'b0;
+      src_wr_q          <= '0;
+      src_rd_q          <= '0;
+    end
+  end
 
   bouncer_cq_writer #(.ADDR_W(AXI_ADDR_W)) u_cq (
     .clk, .rst,
@@ -277,7 +622,18 @@ module bouncer_core #(
     .dma_done(wr_done[1])
   );
 
+  bouncer_cq_writer #(.ADDR_W(AXI_ADDR_W)) u_aeq (
+    .clk, .rst,
+    .base(aeq_base), .size_log2(aeq_size_log2), .ring_reset(aeq_reset), .head(aeq_head),
+    .tail(aeq_tail), .full(aeq_full),
+    .s_cqe_valid(evt_valid), .s_cqe_ready(evt_ready), .s_cqe(evt),
+    .dma_valid(wr_cmd_valid[3]), .dma_ready(wr_cmd_ready[3]), .dma_addr(wr_cmd_addr[3*64 +: 64]),
+    .dma_beats(wr_cmd_beats[3*4 +: 4]), .dma_data(wr_cmd_data[3*512 +: 512]),
+    .dma_done(wr_done[3])
+  );
+
   assign irq = 1'b0;
+  /* verilator lint_on PINCONNECTEMPTY */
 
 endmodule
 `default_nettype wire

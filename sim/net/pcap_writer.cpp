@@ -3,9 +3,11 @@
 
 #include <pcap/pcap.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "platform/sim_util.hpp"
 
@@ -32,6 +34,27 @@ PcapWriter::~PcapWriter() {
 }
 
 void PcapWriter::write(std::span<const uint8_t> frame, uint64_t cycle) {
+  dump(frame, cycle);
+  pcap_dump_flush(dumper_);
+}
+
+void PcapWriter::enqueue(std::vector<uint8_t> frame, uint64_t cycle) {
+  held_.push_back(Held{cycle, seq_++, std::move(frame)});
+  std::push_heap(held_.begin(), held_.end(), later);
+}
+
+void PcapWriter::release(uint64_t horizon) {
+  bool wrote = false;
+  while (!held_.empty() && held_.front().cycle <= horizon) {
+    std::pop_heap(held_.begin(), held_.end(), later);
+    dump(held_.back().bytes, held_.back().cycle);
+    held_.pop_back();
+    wrote = true;
+  }
+  if (wrote) pcap_dump_flush(dumper_);
+}
+
+void PcapWriter::dump(std::span<const uint8_t> frame, uint64_t cycle) {
   const double us = static_cast<double>(cycle) / clock_mhz_;
   const auto whole_us = static_cast<uint64_t>(std::floor(us));
   pcap_pkthdr hdr{};
@@ -41,7 +64,6 @@ void PcapWriter::write(std::span<const uint8_t> frame, uint64_t cycle) {
   hdr.len = len;
   hdr.caplen = len > kSnapLen ? kSnapLen : len;
   pcap_dump(reinterpret_cast<u_char*>(dumper_), &hdr, frame.data());
-  pcap_dump_flush(dumper_);
   ++frames_;
 }
 

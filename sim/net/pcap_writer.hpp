@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // Ethernet pcap writer (libpcap, DLT_EN10MB, snaplen 65535, microsecond timestamps).
+//
+// Ordering: the platform captures a frame when it is complete (its tlast beat) but stamps it
+// with its first-beat cycle, and TX and RX frames overlap in time. enqueue() holds frames in a
+// min-heap on (cycle, enqueue order) and release(horizon) writes those stamped at or before
+// `horizon` (the first cycle of the earliest frame still being transferred, or "everything"),
+// so the file is in nondecreasing timestamp order.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 struct pcap;
 struct pcap_dumper;
@@ -25,7 +32,25 @@ class PcapWriter {
   void flush();
   uint64_t frames() const { return frames_; }
 
+  // Ordered capture (see above). release() flushes once if it wrote anything.
+  void enqueue(std::vector<uint8_t> frame, uint64_t cycle);
+  void release(uint64_t horizon);
+  void release_all() { release(UINT64_MAX); }
+  size_t held() const { return held_.size(); }
+
  private:
+  struct Held {
+    uint64_t cycle;
+    uint64_t seq;
+    std::vector<uint8_t> bytes;
+  };
+  static bool later(const Held& a, const Held& b) {
+    return a.cycle != b.cycle ? a.cycle > b.cycle : a.seq > b.seq;
+  }
+  void dump(std::span<const uint8_t> frame, uint64_t cycle);
+
+  std::vector<Held> held_;
+  uint64_t seq_ = 0;
   pcap* pcap_ = nullptr;
   pcap_dumper* dumper_ = nullptr;
   double clock_mhz_;

@@ -28,6 +28,8 @@ class TxSink {
   void set_ready_prob(double p) { ready_.set(p); }
   uint64_t beats() const { return beats_; }
   uint64_t stall_cycles() const { return stall_cycles_; }
+  // First cycle of the frame being received (some beats in, no tlast yet), else UINT64_MAX.
+  uint64_t open_first() const { return frame_.empty() ? UINT64_MAX : frame_first_; }
 
   template <class V>
   void pre_edge(const V& m, uint64_t edge) {

@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
+#include "net/network.hpp"
+#include "net/rx_source.hpp"
 #include "net/tx_sink.hpp"
 #include "platform/axi_dma_adapter.hpp"
 #include "platform/sim_util.hpp"
@@ -37,9 +40,16 @@ struct AxilOp {
 template <class V>
 class CoreImpl final : public CoreModel {
  public:
-  CoreImpl(const CoreConfig& cfg, AxiDmaAdapter& dma, TxSink& tx, std::vector<MmioWrite>& log,
-           PlatformStats& stats)
-      : cfg_(cfg), dma_(dma), tx_(tx), log_(log), stats_(stats) {
+  CoreImpl(const CoreConfig& cfg, AxiDmaAdapter& dma, TxSink& tx, RxSource& rx, Network& net,
+           std::vector<MmioWrite>& log, PlatformStats& stats, std::vector<RxBeat>* rx_beats)
+      : cfg_(cfg),
+        dma_(dma),
+        tx_(tx),
+        rx_(rx),
+        net_(net),
+        log_(log),
+        stats_(stats),
+        rx_beats_(rx_beats) {
     ctx_ = std::make_unique<VerilatedContext>();
     if (!cfg.fst_path.empty()) ctx_->traceEverOn(true);
     m_ = std::make_unique<V>(ctx_.get(), "bouncer_core");
@@ -58,6 +68,7 @@ class CoreImpl final : public CoreModel {
   ~CoreImpl() override { finish(); }
 
   void run(uint64_t n) override {
+    const InLoop guard(in_loop_);
     for (uint64_t i = 0; i < n; ++i) tick();
   }
 
@@ -69,6 +80,13 @@ class CoreImpl final : public CoreModel {
   }
 
   bool irq() const override { return m_ && m_->irq != 0; }
+
+  void poke() override {
+    if (in_loop_ || finished_) return;
+    const InLoop guard(in_loop_);
+    drive_net(*m_, cycle_ + 1);
+    m_->eval();
+  }
 
   void flush_trace() override {
     if (tfp_) tfp_->flush();
@@ -85,6 +103,16 @@ class CoreImpl final : public CoreModel {
   }
 
  private:
+  // Marks "inside the clock loop" (tick() may run callbacks that queue frames).
+  struct InLoop {
+    explicit InLoop(bool& f) : f_(f), prev_(f) { f_ = true; }
+    ~InLoop() { f_ = prev_; }
+    InLoop(const InLoop&) = delete;
+    InLoop& operator=(const InLoop&) = delete;
+    bool& f_;
+    bool prev_;
+  };
+
   void reset() {
     V& m = *m_;
     m.clk = 0;
@@ -102,6 +130,7 @@ class CoreImpl final : public CoreModel {
         m.rst = 0;
         dma_.drive(m, 0);
         tx_.drive(m);
+        drive_net(m, 1);
       }
       m.clk = 0;
       m.eval();
@@ -134,6 +163,10 @@ class CoreImpl final : public CoreModel {
     m.m_axi_rlast = 0;
     m.m_axi_rvalid = 0;
     m.m_axis_tx_tready = 0;
+    std::memset(static_cast<void*>(&m.s_axis_rx_tdata), 0, sizeof(m.s_axis_rx_tdata));
+    m.s_axis_rx_tkeep = 0;
+    m.s_axis_rx_tlast = 0;
+    m.s_axis_rx_tvalid = 0;
   }
 
   void dump(uint64_t t) {
@@ -147,6 +180,8 @@ class CoreImpl final : public CoreModel {
     if (op_.active) axil_pre_edge(m, edge);
     dma_.pre_edge(m, edge);
     tx_.pre_edge(m, edge);
+    if (rx_beats_ != nullptr) log_rx_beat(m, edge);
+    rx_.pre_edge(m, edge);
 
     m.clk = 1;
     m.eval();
@@ -157,14 +192,30 @@ class CoreImpl final : public CoreModel {
     if (op_.active || op_.pending) axil_drive(m);
     dma_.drive(m, edge);
     tx_.drive(m);
+    drive_net(m, edge + 1);
     m.clk = 0;
     m.eval();
     if (tfp_) tfp_->dump(edges_ * period_ps_ + period_ps_ / 2);
   }
 
+  // Step 3 of a cycle for the network side: events due by `next` edge, then the RX port.
+  [[gnu::always_inline]] inline void drive_net(V& m, uint64_t next) {
+    if (next >= net_.next_event()) net_.advance(next);
+    if (rx_.needs_drive(next)) rx_.drive(m, next);
+  }
+
+  void log_rx_beat(const V& m, uint64_t edge) {
+    if (!(m.s_axis_rx_tvalid && m.s_axis_rx_tready)) return;
+    RxBeat b{edge, std::vector<uint8_t>(sizeof(m.s_axis_rx_tdata)),
+             static_cast<uint64_t>(m.s_axis_rx_tkeep), m.s_axis_rx_tlast != 0};
+    std::memcpy(b.data.data(), static_cast<const void*>(&m.s_axis_rx_tdata), b.data.size());
+    rx_beats_->push_back(std::move(b));
+  }
+
   AxilResult axil(bool write, uint32_t addr, const uint32_t* wdata, uint32_t* rdata, size_t n) {
     const uint64_t start = cycle_;
     if (n == 0) return {0, 0};
+    const InLoop guard(in_loop_);
     if (cfg_.mmio_cycles != 0) run(cfg_.mmio_cycles);
     op_ = AxilOp{};
     op_.pending = true;
@@ -261,8 +312,11 @@ class CoreImpl final : public CoreModel {
   CoreConfig cfg_;
   AxiDmaAdapter& dma_;
   TxSink& tx_;
+  RxSource& rx_;
+  Network& net_;
   std::vector<MmioWrite>& log_;
   PlatformStats& stats_;
+  std::vector<RxBeat>* rx_beats_;
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<V> m_;
   std::unique_ptr<VerilatedFstC> tfp_;
@@ -270,17 +324,22 @@ class CoreImpl final : public CoreModel {
   uint64_t edges_ = 0;  // all rising edges including reset (waveform time base)
   AxilOp op_;
   bool finished_ = false;
+  bool in_loop_ = false;
 };
 
 }  // namespace
 
 std::unique_ptr<CoreModel> make_core_model(const CoreConfig& cfg, AxiDmaAdapter& dma, TxSink& tx,
-                                           std::vector<MmioWrite>& mmio_log, PlatformStats& stats) {
+                                           RxSource& rx, Network& net,
+                                           std::vector<MmioWrite>& mmio_log, PlatformStats& stats,
+                                           std::vector<RxBeat>* rx_beats) {
   switch (cfg.data_width) {
     case 64:
-      return std::make_unique<CoreImpl<Vbouncer_core_w64>>(cfg, dma, tx, mmio_log, stats);
+      return std::make_unique<CoreImpl<Vbouncer_core_w64>>(cfg, dma, tx, rx, net, mmio_log, stats,
+                                                           rx_beats);
     case 512:
-      return std::make_unique<CoreImpl<Vbouncer_core_w512>>(cfg, dma, tx, mmio_log, stats);
+      return std::make_unique<CoreImpl<Vbouncer_core_w512>>(cfg, dma, tx, rx, net, mmio_log, stats,
+                                                            rx_beats);
     default:
       fatal("PlatformConfig::data_width must be 64 or 512 (got %u)", cfg.data_width);
   }

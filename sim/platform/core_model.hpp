@@ -5,7 +5,10 @@
 //   1. pre-edge: every bus-functional model looks at the handshakes the device sees at this edge
 //      (outputs settled after the previous negedge, inputs as driven last cycle);
 //   2. rising edge: clk=1, eval;
-//   3. drive: the bus-functional models compute their inputs for the next edge;
+//   3. drive: the bus-functional models compute their inputs for the next edge; if the network
+//      (Network::next_event) has an event due at or before the next edge it is advanced to it
+//      (peers, wires; frames arriving for the RX port are queued), then the RX source drives
+//      s_axis_rx_* for the next edge;
 //   4. falling edge: clk=0, eval (combinational outputs settle).
 // Per cycle there are no allocations and no virtual calls: the model type is a template
 // parameter of the implementation; the interface below is only crossed once per MMIO access or
@@ -24,6 +27,8 @@ namespace bouncer::sim {
 
 class AxiDmaAdapter;
 class TxSink;
+class RxSource;
+class Network;
 
 struct CoreConfig {
   unsigned data_width = 64;
@@ -51,6 +56,11 @@ class CoreModel {
   // AXI4-Lite reads of n consecutive words.
   virtual AxilResult axil_read(uint32_t addr, uint32_t* out, size_t n) = 0;
   virtual bool irq() const = 0;
+  // The host queued something for the network or the RX port between clock cycles
+  // (add_peer, inject_rx): advance the network to the next edge and re-drive s_axis_rx_* for
+  // it (then eval with clk=0), so the change can act at the very next edge. A no-op inside the
+  // clock loop (e.g. from a TX observer), where step 3 of the next drive phase does the same.
+  virtual void poke() = 0;
   // Flush the waveform (e.g. before abort); safe to call repeatedly.
   virtual void flush_trace() = 0;
   // model->final() and close the waveform. No ticks afterwards.
@@ -62,7 +72,10 @@ class CoreModel {
   uint64_t cycle_ = 0;
 };
 
+// rx_beats: if not null, every s_axis_rx handshake is appended (read back from the pins).
 std::unique_ptr<CoreModel> make_core_model(const CoreConfig& cfg, AxiDmaAdapter& dma, TxSink& tx,
-                                           std::vector<MmioWrite>& mmio_log, PlatformStats& stats);
+                                           RxSource& rx, Network& net,
+                                           std::vector<MmioWrite>& mmio_log, PlatformStats& stats,
+                                           std::vector<RxBeat>* rx_beats);
 
 }  // namespace bouncer::sim

@@ -12,17 +12,16 @@ constexpr unsigned kMaxWords = 256;
 }  // namespace
 
 DeviceModel::DeviceModel(sc_core::sc_module_name name, const PlatformConfig& cfg,
-                         std::vector<MmioWrite>& mmio_log, std::vector<TxFrame>& frames,
-                         PlatformStats& stats, PcapWriter* pcap)
+                         std::vector<MmioWrite>& mmio_log, PlatformStats& stats,
+                         TxSink::FrameFn on_tx, RxSource::FrameFn on_rx, Network& net,
+                         std::vector<RxBeat>* rx_beats)
     : sc_core::sc_module(name),
       regs("regs"),
       dma("dma", cfg.mem_latency_cycles, cfg.mem_latency_jitter, cfg.seed, stats),
       period_(sc_core::sc_time(1.0 / cfg.clock_mhz, sc_core::SC_US)),
       tx_(cfg.data_width / 8, cfg.seed ^ 0x7E57'0000'0000'0002ull, cfg.tx_ready_prob,
-          [&frames, pcap](std::vector<uint8_t>&& bytes, uint64_t first, uint64_t last) {
-            if (pcap != nullptr) pcap->write(bytes, first);
-            frames.push_back(TxFrame{std::move(bytes), first, last});
-          }) {
+          std::move(on_tx)),
+      rx_(cfg.data_width / 8, cfg.rx_ifg_cycles.value_or(0), std::move(on_rx)) {
   CoreConfig cc;
   cc.data_width = cfg.data_width;
   cc.fst_path = cfg.fst_path;
@@ -30,7 +29,7 @@ DeviceModel::DeviceModel(sc_core::sc_module_name name, const PlatformConfig& cfg
   cc.reset_cycles = cfg.reset_cycles;
   cc.mmio_cycles = cfg.mmio_cycles;
   cc.mmio_timeout_cycles = cfg.mmio_timeout_cycles;
-  core_ = make_core_model(cc, dma, tx_, mmio_log, stats);
+  core_ = make_core_model(cc, dma, tx_, rx_, net, mmio_log, stats, rx_beats);
   regs.register_b_transport(this, &DeviceModel::b_transport);
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // The device side of the platform: the verilated core (CoreModel) with its register target
-// socket (AXI4-Lite driven from TLM), the AXI4 DMA adapter (initiator towards HostMemory) and
-// the TX sink.
+// socket (AXI4-Lite driven from TLM), the AXI4 DMA adapter (initiator towards HostMemory), the
+// TX sink and the RX source. The network (peers, wires) is owned by the platform and clocked by
+// the core loop.
 #pragma once
 
 #include <tlm_utils/simple_target_socket.h>
@@ -12,7 +13,8 @@
 #include <vector>
 
 #include "bouncer/sim/platform.hpp"
-#include "net/pcap_writer.hpp"
+#include "net/network.hpp"
+#include "net/rx_source.hpp"
 #include "net/tx_sink.hpp"
 #include "platform/axi_dma_adapter.hpp"
 #include "platform/core_model.hpp"
@@ -29,12 +31,14 @@ class DeviceModel : public sc_core::sc_module {
   tlm_utils::simple_target_socket<DeviceModel> regs;
   AxiDmaAdapter dma;
 
+  // on_tx / on_rx: every frame completed on m_axis_tx_* / s_axis_rx_* (bytes, first, last).
   DeviceModel(sc_core::sc_module_name name, const PlatformConfig& cfg,
-              std::vector<MmioWrite>& mmio_log, std::vector<TxFrame>& frames, PlatformStats& stats,
-              PcapWriter* pcap);
+              std::vector<MmioWrite>& mmio_log, PlatformStats& stats, TxSink::FrameFn on_tx,
+              RxSource::FrameFn on_rx, Network& net, std::vector<RxBeat>* rx_beats);
 
   CoreModel& core() { return *core_; }
   TxSink& tx() { return tx_; }
+  RxSource& rx() { return rx_; }
   const sc_core::sc_time& period() const { return period_; }
 
  private:
@@ -42,6 +46,7 @@ class DeviceModel : public sc_core::sc_module {
 
   sc_core::sc_time period_;
   TxSink tx_;
+  RxSource rx_;
   std::unique_ptr<CoreModel> core_;
 };
 

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // Platform: elaborates the SystemC top (HostCpu -> DeviceModel.regs, DeviceModel.dma -> HostMemory)
-// and runs host jobs on it.
+// and runs host jobs on it; owns the network side (Network: peers + wires), the frame logs and
+// the ordered pcap capture.
 #include "bouncer/sim/platform.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include <tlm>
 #include <utility>
 
+#include "net/network.hpp"
 #include "net/pcap_writer.hpp"
 #include "platform/device_model.hpp"
 #include "platform/host_memory.hpp"
@@ -31,10 +34,11 @@ class SimTop : public sc_core::sc_module {
   HostCpu cpu;
 
   SimTop(sc_core::sc_module_name name, const PlatformConfig& cfg, std::vector<MmioWrite>& mmio_log,
-         std::vector<TxFrame>& frames, PlatformStats& stats, PcapWriter* pcap)
+         PlatformStats& stats, TxSink::FrameFn on_tx, RxSource::FrameFn on_rx, Network& net,
+         std::vector<RxBeat>* rx_beats)
       : sc_core::sc_module(name),
         mem("host_mem", cfg.host_mem_base, cfg.host_mem_bytes),
-        dev("device", cfg, mmio_log, frames, stats, pcap),
+        dev("device", cfg, mmio_log, stats, std::move(on_tx), std::move(on_rx), net, rx_beats),
         cpu("host_cpu", dev.core(), mem, dev.period()) {
     cpu.mmio.bind(dev.regs);
     dev.dma.mem_socket.bind(mem.socket);
@@ -48,6 +52,14 @@ PlatformConfig checked(PlatformConfig cfg) {
   if (!(cfg.clock_mhz > 0.0)) throw std::invalid_argument("PlatformConfig::clock_mhz must be > 0");
   if (!(cfg.tx_ready_prob >= 0.0 && cfg.tx_ready_prob <= 1.0))
     throw std::invalid_argument("PlatformConfig::tx_ready_prob must be in [0, 1]");
+  if (!(cfg.loss_to_bouncer >= 0.0 && cfg.loss_to_bouncer <= 1.0) ||
+      !(cfg.loss_from_bouncer >= 0.0 && cfg.loss_from_bouncer <= 1.0))
+    throw std::invalid_argument("PlatformConfig::loss_to/from_bouncer must be in [0, 1]");
+  if (!cfg.rx_ifg_cycles) {
+    // 12 bytes inter-frame gap + 8 bytes preamble/SFD at line rate, rounded up to whole beats.
+    const uint64_t beat = cfg.data_width / 8;
+    cfg.rx_ifg_cycles = (20 + beat - 1) / beat;
+  }
   if (cfg.host_mem_base % 4096 != 0 || cfg.host_mem_bytes == 0 || cfg.host_mem_bytes % 4096 != 0 ||
       cfg.host_mem_base + cfg.host_mem_bytes < cfg.host_mem_base)
     throw std::invalid_argument(
@@ -60,16 +72,50 @@ PlatformConfig checked(PlatformConfig cfg) {
   return cfg;
 }
 
+NetworkConfig network_config(const PlatformConfig& c) {
+  NetworkConfig n;
+  n.to_bouncer =
+      WireConfig{c.loss_to_bouncer, c.delay_to_bouncer, c.wire_seed ^ 0x70B0'0000'0000'0001ull};
+  n.from_bouncer =
+      WireConfig{c.loss_from_bouncer, c.delay_from_bouncer, c.wire_seed ^ 0xF0B0'0000'0000'0002ull};
+  return n;
+}
+
 }  // namespace
 
 struct Platform::Impl {
   PlatformConfig cfg;
   PlatformStats stats;
   std::vector<TxFrame> frames;
+  std::vector<RxFrame> rx_frames;
+  std::vector<RxBeat> rx_beats;
   std::vector<MmioWrite> writes;
   std::unique_ptr<PcapWriter> pcap;
+  std::unique_ptr<Network> net;
   std::unique_ptr<SimTop> top;
+  std::function<void(const TxFrame&)> tx_observer;
   double wall = 0.0;
+
+  // Frames stamped at or before this cycle can be written: nothing still being transferred
+  // started earlier.
+  uint64_t capture_horizon() {
+    return std::min(top->dev.tx().open_first(), top->dev.rx().open_first());
+  }
+  void capture(const std::vector<uint8_t>& bytes, uint64_t cycle) {
+    if (!pcap) return;
+    pcap->enqueue(bytes, cycle);
+    pcap->release(capture_horizon());
+  }
+  void on_tx(std::vector<uint8_t>&& bytes, uint64_t first, uint64_t last) {
+    frames.push_back(TxFrame{std::move(bytes), first, last});
+    capture(frames.back().bytes, first);
+    if (tx_observer) tx_observer(frames.back());
+    net->from_bouncer(frames.back().bytes, last);
+  }
+  void on_rx(std::vector<uint8_t>&& bytes, uint64_t first, uint64_t last) {
+    rx_frames.push_back(RxFrame{std::move(bytes), first, last});
+    capture(rx_frames.back().bytes, first);
+  }
 };
 
 Platform::Platform(PlatformConfig cfg) : impl_(std::make_unique<Impl>()) {
@@ -84,11 +130,23 @@ Platform::Platform(PlatformConfig cfg) : impl_(std::make_unique<Impl>()) {
   g_platform_exists = true;  // from here on SystemC objects are created
   // Temporal decoupling: the host syncs SystemC time at most once per microsecond of device time.
   tlm::tlm_global_quantum::instance().set(sc_core::sc_time(1, sc_core::SC_US));
-  im.top = std::make_unique<SimTop>("bouncer_sim", im.cfg, im.writes, im.frames, im.stats,
-                                    im.pcap.get());
+  Impl* p = &im;
+  im.net = std::make_unique<Network>(network_config(im.cfg),
+                                     [p](std::vector<uint8_t>&& bytes, uint64_t arrival) {
+                                       p->top->dev.rx().enqueue(std::move(bytes), arrival);
+                                     });
+  im.top = std::make_unique<SimTop>(
+      "bouncer_sim", im.cfg, im.writes, im.stats,
+      [p](std::vector<uint8_t>&& b, uint64_t first, uint64_t last) {
+        p->on_tx(std::move(b), first, last);
+      },
+      [p](std::vector<uint8_t>&& b, uint64_t first, uint64_t last) {
+        p->on_rx(std::move(b), first, last);
+      },
+      *im.net, im.cfg.record_rx_beats ? &im.rx_beats : nullptr);
   set_fatal_hook([this] {
     if (impl_->top) impl_->top->dev.core().flush_trace();
-    if (impl_->pcap) impl_->pcap->flush();
+    if (impl_->pcap) impl_->pcap->release_all();
   });
 }
 
@@ -96,8 +154,10 @@ Platform::~Platform() {
   set_fatal_hook(nullptr);
   Impl& im = *impl_;
   im.top->dev.core().finish();
+  if (im.pcap) im.pcap->release_all();  // frames held behind one that never completed
   im.pcap.reset();
   im.top.reset();
+  im.net.reset();
 }
 
 void Platform::run(const std::function<void(hal::Device&)>& host) {
@@ -114,8 +174,10 @@ const std::vector<MmioWrite>& Platform::mmio_writes() const { return impl_->writ
 uint64_t Platform::cycles() const { return impl_->top->dev.core().cycle(); }
 double Platform::wall_seconds() const { return impl_->wall; }
 
+const std::vector<RxFrame>& Platform::rx_frames() const { return impl_->rx_frames; }
+
 void Platform::write_pcap_frame(std::span<const uint8_t> frame, uint64_t cycle) {
-  if (impl_->pcap) impl_->pcap->write(frame, cycle);
+  impl_->capture(std::vector<uint8_t>(frame.begin(), frame.end()), cycle);
 }
 
 void Platform::set_tx_ready_prob(double p) { impl_->top->dev.tx().set_ready_prob(p); }
@@ -132,6 +194,16 @@ PlatformStats Platform::stats() const {
   PlatformStats s = impl_->stats;
   s.tx_beats = impl_->top->dev.tx().beats();
   s.tx_stall_cycles = impl_->top->dev.tx().stall_cycles();
+  const RxSource& rx = impl_->top->dev.rx();
+  s.rx_frames = rx.frames();
+  s.rx_beats = rx.beats();
+  s.rx_stall_cycles = rx.stall_cycles();
+  const NetworkStats& n = impl_->net->stats();
+  s.wire_dropped_to_bouncer = n.dropped_to_bouncer;
+  s.wire_dropped_from_bouncer = n.dropped_from_bouncer;
+  s.unclaimed_tx = n.unclaimed_tx;
+  s.peer_frames_sent = n.peer_frames_sent;
+  s.peer_frames_received = n.delivered_to_peers;
   return s;
 }
 
@@ -142,5 +214,32 @@ std::span<std::byte> Platform::host_memory(uint64_t addr, size_t len) {
 }
 
 bool Platform::irq() const { return impl_->top->dev.core().irq(); }
+
+size_t Platform::add_peer(peer::InitiatorConfig cfg, uint64_t start_cycle) {
+  Impl& im = *impl_;
+  const size_t idx = im.net->add_peer(std::move(cfg), std::max(start_cycle, cycles() + 1));
+  im.top->dev.core().poke();
+  return idx;
+}
+
+const peer::Initiator& Platform::peer(size_t index) const { return impl_->net->peer(index); }
+size_t Platform::num_peers() const { return impl_->net->num_peers(); }
+bool Platform::peers_finished() const { return impl_->net->peers_finished(); }
+
+void Platform::inject_rx(std::vector<uint8_t> frame, uint64_t not_before_cycle) {
+  if (frame.empty() || frame.size() > RxSource::kMaxFrame)
+    throw std::invalid_argument("inject_rx: frame of " + std::to_string(frame.size()) +
+                                " bytes (must be 1.." + std::to_string(RxSource::kMaxFrame) + ")");
+  Impl& im = *impl_;
+  im.top->dev.rx().enqueue(std::move(frame), std::max(not_before_cycle, cycles() + 1));
+  im.top->dev.core().poke();
+}
+
+void Platform::set_tx_observer(std::function<void(const TxFrame&)> observer) {
+  impl_->tx_observer = std::move(observer);
+}
+void Platform::set_drop_hook(DropHook hook) { impl_->net->set_drop_hook(std::move(hook)); }
+const std::vector<DroppedFrame>& Platform::dropped_frames() const { return impl_->net->dropped(); }
+const std::vector<RxBeat>& Platform::rx_port_beats() const { return impl_->rx_beats; }
 
 }  // namespace bouncer::sim

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // sim_speed: how fast does the co-simulation platform clock bouncer_core?
-//   sim_speed [data_width=64] [idle_cycles=20000000] [fst_path]
+//   sim_speed [data_width=64] [idle_cycles=20000000] [fst_path|-] [peers=0]
 // Prints simulated cycles per wall second for idle cycles (one big wait_cycles, and polling in
 // steps of 64 cycles), MMIO register reads per second, and a busy run of NOP WQEs (DMA traffic).
+// With peers > 0, that many simulated initiators are added first (distinct addresses, starts
+// spread over the first 1000 cycles per 100 peers, RTO 1/4 of idle_cycles): their SYNs and
+// retransmissions cross the RX port during the idle runs (the device is not enabled, so
+// nobody answers).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -26,8 +31,23 @@ extern "C" int sc_main(int argc, char** argv) {
   bouncer::sim::PlatformConfig cfg;
   cfg.data_width = argc > 1 ? static_cast<unsigned>(std::strtoul(argv[1], nullptr, 0)) : 64;
   const uint64_t n = argc > 2 ? std::strtoull(argv[2], nullptr, 0) : 20'000'000;
-  if (argc > 3) cfg.fst_path = argv[3];
+  if (argc > 3 && std::string(argv[3]) != "-") cfg.fst_path = argv[3];
+  const unsigned peers = argc > 4 ? static_cast<unsigned>(std::strtoul(argv[4], nullptr, 0)) : 0;
+  const auto tc = std::chrono::steady_clock::now();
   bouncer::sim::Platform plat(cfg);
+  for (unsigned i = 0; i < peers; ++i) {
+    bouncer::peer::InitiatorConfig pc;
+    pc.mac = {0x02, 0, 0, 0, static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)};
+    pc.peer_mac = {0x02, 0, 0, 0, 0xB0, 0x01};
+    pc.ip = 0x0A010000u + i;
+    pc.peer_ip = 0x0A000001;
+    pc.port = static_cast<uint16_t>(40000 + i % 20000);
+    pc.peer_port = 4791;
+    pc.isn = 0x1000u * i;
+    pc.rto_cycles = std::max<uint64_t>(n / 4, 1);
+    plat.add_peer(pc, 1 + 10ull * i);
+  }
+  const double t_construct = seconds_since(tc);
 
   double t_big = 0, t_poll = 0, t_mmio = 0;
   uint64_t mmio_n = 0, mmio_cycles = 0;
@@ -84,6 +104,15 @@ extern "C" int sc_main(int argc, char** argv) {
 
   std::printf("sim_speed: data_width=%u%s\n", cfg.data_width,
               cfg.fst_path.empty() ? "" : " (FST tracing on)");
+  if (peers > 0) {
+    const auto st = plat.stats();
+    std::printf(
+        "  %u peers: platform + peers constructed in %.3f s; %llu peer frames, %llu RX frames, "
+        "%llu RX beats\n",
+        peers, t_construct, static_cast<unsigned long long>(st.peer_frames_sent),
+        static_cast<unsigned long long>(st.rx_frames),
+        static_cast<unsigned long long>(st.rx_beats));
+  }
   std::printf("  idle, one wait_cycles(%llu):  %.2f Mcycles/s\n",
               static_cast<unsigned long long>(n), static_cast<double>(n) / t_big / 1e6);
   std::printf("  idle, wait_cycles(64) loop:   %.2f Mcycles/s\n",

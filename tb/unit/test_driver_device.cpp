@@ -228,7 +228,7 @@ TEST_F(DeviceTest, DoorbellPostWritesWqeAndCompletes) {
   EXPECT_EQ(regs::get(img, f::PD_INLINE), 1u);
   EXPECT_EQ(regs::get(img, f::IRD_ORD_VALID), 1u);
   EXPECT_EQ(regs::get(img, f::IRD_ORD), 0x8000BFFFu);
-  EXPECT_EQ(regs::get(img, f::FIN), 1u);
+  EXPECT_EQ(regs::get(img, f::FIN_POLICY), static_cast<uint64_t>(regs::FinPolicy::IRDMA));
   EXPECT_EQ(regs::get(img, f::PUSHWQE), 0u);
   EXPECT_EQ(regs::get(img, f::VALID), 1u);
   EXPECT_EQ(dev->sq_outstanding(), 1u);

@@ -25,7 +25,19 @@ class FakeHal::Buf : public hal::DmaBuffer {
 };
 
 FakeHal::FakeHal() : FakeHal(Config{}) {}
-FakeHal::FakeHal(Config c) : cfg(c) {}
+FakeHal::FakeHal(Config c) : cfg(c) {
+  // Reset values of the passive CM's registers (their descriptions in the TOML).
+  regs_[r::TIMER_TICK] = 256;
+  regs_[r::RTO_INIT] = 976563;
+  regs_[r::RTO_MAX] = 11718750;
+  regs_[r::RTX_MAX] = 8;
+  regs_[r::MPA_TIMEOUT] = 1953125;
+  regs_[r::FIN_TIMEOUT] = 58593750;
+  regs_[r::TIME_WAIT] = 97656;
+  regs_[r::TCP_CFG] = regs::field::TCP_CFG::MSS.put(1460) | regs::field::TCP_CFG::WSCALE.put(7);
+  regs_[r::TCP_WND] = 65535;
+  regs_[r::CM_ROUTE] = 1;
+}
 FakeHal::~FakeHal() = default;
 
 Result<std::unique_ptr<hal::DmaBuffer>> FakeHal::alloc_dma(size_t bytes, size_t align) {
@@ -42,6 +54,9 @@ Result<std::unique_ptr<hal::DmaBuffer>> FakeHal::alloc_dma(size_t bytes, size_t 
 }
 
 bool FakeHal::dma_read(uint64_t addr, std::span<std::byte> out) const {
+  for (const auto& [lo, hi] : dma_read_errors) {
+    if (addr < hi && addr + out.size() > lo) return false;
+  }
   auto it = bufs_.upper_bound(addr);
   if (it == bufs_.begin()) return false;
   --it;
@@ -94,7 +109,12 @@ uint32_t FakeHal::read32(uint32_t off) {
              regs::field::CAPS::CTX_LOG2.put(cfg.ctx_log2) | regs::field::CAPS::NUM_SQ.put(1) |
              regs::field::CAPS::PUSH.put(cfg.push) | regs::field::CAPS::INLINE.put(cfg.inline_pd);
     case r::STATUS:
-      return 0;
+      return regs::field::STATUS::AEQ_FULL.put(!aeq_pending_.empty()) |
+             regs::field::STATUS::CM_READY.put(now_ >= cfg.cm_ready_cycles);
+    case r::AEQ_TAIL:
+      return aeq_.tail;
+    case r::CM_CONNS:
+      return static_cast<uint32_t>(nodes.size());
     case r::SQ_CI:
       return sq_.ci;
     case r::SQ_PI:
@@ -120,6 +140,11 @@ uint32_t FakeHal::read32(uint32_t off) {
     case r::CQP_DB:
       return 0;  // write-only
     default:
+      if (off >= r::ISN_KEY && off < r::ISN_KEY + 4 * r::ISN_KEY_COUNT) return 0;  // wo
+      if (off >= r::STAT_RX_FRAMES && off <= r::STAT_ACK_TX) {
+        auto it = cm_stats.find(off);
+        return it == cm_stats.end() ? 0 : it->second;
+      }
       return reg(off);
   }
 }
@@ -131,7 +156,20 @@ void FakeHal::write32(uint32_t off, uint32_t v) {
     push_page_[(off - r::PUSH_PAGE) / 4] = v;
     return;
   }
+  if (off >= r::ISN_KEY && off < r::ISN_KEY + 4 * r::ISN_KEY_COUNT) {
+    isn_key_[(off - r::ISN_KEY) / 4] = v;
+    regs_.erase(off);
+    return;
+  }
   switch (off) {
+    case r::AEQ_SIZE:
+      aeq_ = CqRingHw{base(regs_, r::AEQ_BASE_LO), v, 0, 0, 1};
+      aeq_pending_.clear();
+      break;
+    case r::AEQ_HEAD:
+      aeq_.head = v % aeq_.size();
+      pump_aeq();
+      break;
     case r::SQ_SIZE:
       sq_ = WqRing{base(regs_, r::SQ_BASE_LO), v, 0, 0, 1};
       break;
@@ -185,6 +223,7 @@ void FakeHal::wait_cycles(uint64_t cycles) {
 }
 
 void FakeHal::run() {
+  pump_aeq();
   if (hold || (reg(r::CTRL) & 1) == 0) return;
   process_cqp();
   process_sq();
@@ -236,9 +275,14 @@ void FakeHal::process_cqp() {
       } else {
         contexts[cm_id] = ctx;
       }
+    } else if (op == static_cast<uint8_t>(regs::CqpOp::CREATE_LISTENER) ||
+               op == static_cast<uint8_t>(regs::CqpOp::DESTROY_LISTENER)) {
+      process_listener_op(wqe, op == static_cast<uint8_t>(regs::CqpOp::CREATE_LISTENER), major,
+                          minor);
     } else if (op == static_cast<uint8_t>(regs::CqpOp::READ_CM_CONTEXT)) {
       std::array<std::byte, 64> ctx{};
       if (auto it = contexts.find(cm_id); it != contexts.end()) ctx = it->second;
+      if (auto n = nodes.find(cm_id); n != nodes.end()) ctx = node_context(n->second);
       if (!in_range) {
         err(regs::CqMajor::CTX, regs::CqMinor::CM_ID_RANGE);
       } else if (!dma_write(ctx_addr, ctx)) {
@@ -267,7 +311,7 @@ void FakeHal::process_sq() {
   namespace w = regs::sq_wqe;
   namespace c = regs::cqe;
   namespace x = regs::cm_ctx;
-  while (sq_.ci != sq_.pi && cq_.room()) {
+  while (sq_.ci != sq_.pi && cq_.room() && !(cfg.sq_waits_for_aeq && !aeq_pending_.empty())) {
     const uint32_t idx = sq_.ci;
     std::array<std::byte, 64> wqe{};
     bool from_push = false;
@@ -289,7 +333,7 @@ void FakeHal::process_sq() {
     const auto pd_len = static_cast<uint16_t>(regs::get(wqe, w::PD_LEN));
     const bool inl = regs::get(wqe, w::PD_INLINE) != 0;
     const uint64_t pd_addr = regs::get(wqe, w::PD_ADDR);
-    const bool fin = regs::get(wqe, w::FIN) != 0;
+    const bool fin = regs::get(wqe, w::FIN_POLICY) == static_cast<uint64_t>(regs::FinPolicy::IRDMA);
     uint16_t major = 0, minor = 0;
     auto err = [&](regs::CqMajor ma, regs::CqMinor mi) {
       major = static_cast<uint16_t>(ma);
@@ -313,6 +357,8 @@ void FakeHal::process_sq() {
       err(regs::CqMajor::WQE, regs::CqMinor::ADDR_MISALIGNED);
     } else if (cm_id >= (1u << cfg.ctx_log2)) {
       err(regs::CqMajor::CTX, regs::CqMinor::CM_ID_RANGE);
+    } else if (node_reject(cm_id, wqe, from_push, idx, major, minor, tcp_seq, frame_len)) {
+      if (major == 0) latency = static_cast<uint32_t>(now_ - start + 10);
     } else {
       auto it = contexts.find(cm_id);
       std::array<std::byte, 64> none{};
@@ -343,10 +389,18 @@ void FakeHal::process_sq() {
         regs::put(ctx, x::IP_ID, regs::get(ctx, x::IP_ID) + 1);
         regs::put(ctx, x::REJECTED, 1);
         latency = static_cast<uint32_t>(now_ - start + 10);
-        frames.push_back(FakeFrame{static_cast<uint16_t>(idx), cm_id, pd, fin,
-                                   regs::get(wqe, w::IRD_ORD_VALID) != 0,
-                                   static_cast<uint32_t>(regs::get(wqe, w::IRD_ORD)), from_push,
-                                   tcp_seq, static_cast<uint16_t>(wire)});
+        FakeFrame fr;
+        fr.wqe_idx = static_cast<uint16_t>(idx);
+        fr.cm_id = cm_id;
+        fr.pd = pd;
+        fr.fin = fin;
+        fr.ird_ord_valid = regs::get(wqe, w::IRD_ORD_VALID) != 0;
+        fr.ird_ord = static_cast<uint32_t>(regs::get(wqe, w::IRD_ORD));
+        fr.from_push = from_push;
+        fr.tcp_seq = tcp_seq;
+        fr.wire_pd_len = static_cast<uint16_t>(wire);
+        fr.fin_policy = static_cast<regs::FinPolicy>(regs::get(wqe, w::FIN_POLICY));
+        frames.push_back(std::move(fr));
       }
     }
     now_ += cfg.wqe_cycles;
@@ -371,6 +425,411 @@ void FakeHal::process_sq() {
     sq_.ci = (sq_.ci + 1) % sq_.size();
     if (sq_.ci == 0) sq_.pol ^= 1;
   }
+}
+
+// ------------------------------------------------------------------------------- passive CM
+
+namespace {
+constexpr uint32_t kSlot = regs::kPdSlotBytes;
+
+regs::FinPolicy resolve(regs::FinPolicy p) {
+  return p == regs::FinPolicy::DEFAULT ? regs::FinPolicy::SIW_SAFE : p;
+}
+
+bool after_reject_state(regs::CmState s) {
+  switch (s) {
+    case regs::CmState::REJ_SENT:
+    case regs::CmState::FIN_WAIT1:
+    case regs::CmState::FIN_WAIT2:
+    case regs::CmState::CLOSING:
+    case regs::CmState::TIME_WAIT:
+    case regs::CmState::LAST_ACK:
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+void FakeHal::process_listener_op(std::span<const std::byte> wqe, bool create, uint16_t& major,
+                                  uint16_t& minor) {
+  namespace l = regs::cqp_listen_wqe;
+  auto err = [&](regs::CqMajor ma, regs::CqMinor mi) {
+    major = static_cast<uint16_t>(ma);
+    minor = static_cast<uint16_t>(mi);
+  };
+  const auto index = static_cast<unsigned>(regs::get(wqe, l::LISTENER));
+  if (index >= cfg.num_listeners) return err(regs::CqMajor::CTX, regs::CqMinor::BAD_LISTENER);
+  if (!create) {
+    if (!listeners[index]) return err(regs::CqMajor::CTX, regs::CqMinor::BAD_LISTENER);
+    listeners[index].reset();
+    return;
+  }
+  FakeListener fl;
+  fl.tmpl_addr = regs::get(wqe, l::TMPL_ADDR);
+  fl.tmpl_len = static_cast<uint16_t>(regs::get(wqe, l::TMPL_LEN));
+  if (fl.tmpl_len > regs::kMpaPdMax) return err(regs::CqMajor::WQE, regs::CqMinor::PD_TOO_LONG);
+  if (fl.tmpl_len > 0 && fl.tmpl_addr % 8 != 0) {
+    return err(regs::CqMajor::WQE, regs::CqMinor::ADDR_MISALIGNED);
+  }
+  fl.loc_ip = static_cast<uint32_t>(regs::get(wqe, l::LOC_IP));
+  fl.loc_port = static_cast<uint16_t>(regs::get(wqe, l::LOC_PORT));
+  fl.backlog = static_cast<uint16_t>(regs::get(wqe, l::BACKLOG));
+  fl.fin_policy = static_cast<regs::FinPolicy>(regs::get(wqe, l::FIN_POLICY));
+  fl.auto_reject = static_cast<regs::AutoReject>(regs::get(wqe, l::AUTO_REJECT));
+  fl.tmpl_ird_ord_valid = regs::get(wqe, l::TMPL_IRD_ORD_VALID) != 0;
+  fl.tmpl_ird_ord = static_cast<uint32_t>(regs::get(wqe, l::TMPL_IRD_ORD));
+  fl.loc_mac = regs::get(wqe, l::LOC_MAC);
+  fl.ttl = static_cast<uint8_t>(regs::get(wqe, l::TTL));
+  fl.tos = static_cast<uint8_t>(regs::get(wqe, l::TOS));
+  fl.max_ird = static_cast<uint16_t>(regs::get(wqe, l::MAX_IRD));
+  fl.max_ord = static_cast<uint16_t>(regs::get(wqe, l::MAX_ORD));
+  listeners[index] = fl;  // replaces a valid entry
+}
+
+std::optional<unsigned> FakeHal::match_listener(uint32_t ip, uint16_t port) const {
+  std::optional<unsigned> wild;
+  for (unsigned i = 0; i < listeners.size(); ++i) {
+    const auto& l = listeners[i];
+    if (!l || l->loc_port != port) continue;
+    if (l->loc_ip == ip) return i;  // an exact-address listener wins
+    if (l->loc_ip == 0 && !wild) wild = i;
+  }
+  return wild;
+}
+
+std::optional<uint32_t> FakeHal::alloc_cm_id(const std::optional<uint32_t>& want) const {
+  const uint32_t depth = 1u << cfg.ctx_log2;
+  auto taken = [&](uint32_t id) {
+    if (nodes.count(id) != 0) return true;
+    auto c = contexts.find(id);
+    return c != contexts.end() && regs::get(c->second, regs::cm_ctx::CTX_VALID) != 0;
+  };
+  if (want) {
+    if (*want >= depth || nodes.count(*want) != 0) return std::nullopt;
+    return want;
+  }
+  for (uint32_t id = 0; id < depth; ++id) {
+    if (!taken(id)) return id;
+  }
+  return std::nullopt;
+}
+
+std::array<std::byte, 32> FakeHal::event_image(uint32_t cm_id, const FakeNode& n,
+                                               regs::AeqEvent code) const {
+  namespace a = regs::aeqe;
+  std::array<std::byte, 32> img{};
+  regs::put(img, a::REM_IP, n.req.rem_ip);
+  regs::put(img, a::LOC_IP, n.req.loc_ip);
+  regs::put(img, a::REM_PORT, n.req.rem_port);
+  regs::put(img, a::LOC_PORT, n.req.loc_port);
+  regs::put(img, a::CM_ID, cm_id);
+  regs::put(img, a::LISTENER, n.listener);
+  regs::put(img, a::EVENT_CODE, static_cast<uint64_t>(code));
+  if (code == regs::AeqEvent::CONNECT_REQUEST) {
+    regs::put(img, a::IRD_ORD, n.req.enhanced() ? n.req.ird_ord : 0);
+    regs::put(img, a::PD_OFFSET, cm_id * kSlot);
+    regs::put(img, a::PD_LEN, n.req.pd.size());
+    regs::put(img, a::REV, n.req.rev);
+    regs::put(img, a::FLAGS, n.req.flags);
+  }
+  return img;
+}
+
+void FakeHal::queue_event(const std::array<std::byte, 32>& img, std::optional<uint32_t> frees) {
+  aeq_pending_.push_back(PendingEvent{img, frees});
+  pump_aeq();
+}
+
+void FakeHal::pump_aeq() {
+  // The CM engine waits while the ring is full (tail + 1 == head): nothing is overwritten.
+  while (!aeq_pending_.empty() && aeq_.base != 0 && aeq_.room()) {
+    PendingEvent ev = aeq_pending_.front();
+    aeq_pending_.pop_front();
+    regs::put(ev.img, regs::aeqe::VALID, aeq_.pol);
+    dma_write(aeq_.base + uint64_t{aeq_.tail} * 32, ev.img);
+    events_written.push_back(ev.img);
+    aeq_.tail = (aeq_.tail + 1) % aeq_.size();
+    if (aeq_.tail == 0) aeq_.pol ^= 1;
+    bump(r::STAT_EVENTS);
+    if (ev.frees) {
+      nodes.erase(*ev.frees);  // a cm_id is reused only after its terminal event is written
+      bump(r::STAT_CLOSED);
+    }
+  }
+}
+
+void FakeHal::inject_aeqe(std::span<const std::byte> aeqe32) {
+  std::array<std::byte, 32> img{};
+  std::memcpy(img.data(), aeqe32.data(), 32);
+  queue_event(img, std::nullopt);
+}
+
+void FakeHal::write_stale_aeqe(std::span<const std::byte> aeqe32) {
+  std::array<std::byte, 32> img{};
+  std::memcpy(img.data(), aeqe32.data(), 32);
+  regs::put(img, regs::aeqe::VALID, aeq_.pol ^ 1u);
+  dma_write(aeq_.base + uint64_t{aeq_.tail} * 32, img);
+}
+
+std::optional<uint32_t> FakeHal::inject_connect_request(const FakeRequest& r) {
+  auto li = match_listener(r.loc_ip, r.loc_port);
+  if (!li) {
+    bump(r::STAT_SYN_NO_LISTENER);
+    bump(r::STAT_RST_TX);
+    return std::nullopt;
+  }
+  const FakeListener& l = *listeners[*li];
+  unsigned waiting = 0;
+  for (const auto& [id, n] : nodes) {
+    waiting += n.listener == *li && !n.auto_rej &&
+               (n.state == regs::CmState::MPAREQ_RCVD || n.state == regs::CmState::PEER_RESET);
+  }
+  bool autorej = l.auto_reject == regs::AutoReject::ALL;
+  if (l.auto_reject == regs::AutoReject::IRD_ORD && r.enhanced()) {
+    const uint32_t ird = (r.ird_ord >> 16) & 0x3FFF, ord = r.ird_ord & 0x3FFF;
+    autorej = ird > l.max_ird || ord > l.max_ord;
+  }
+  if (!autorej && l.backlog != 0 && waiting >= l.backlog) {
+    if (l.auto_reject != regs::AutoReject::BACKLOG) {
+      bump(r::STAT_SYN_DROP_BACKLOG);
+      return std::nullopt;
+    }
+    autorej = true;
+  }
+  auto id = alloc_cm_id(r.cm_id);
+  if (!id) {
+    bump(r::STAT_SYN_DROP_FULL);
+    return std::nullopt;
+  }
+  FakeNode n;
+  n.req = r;
+  n.listener = *li;
+  n.fin_policy = resolve(l.fin_policy);
+  n.iss = next_iss_;
+  next_iss_ += 0x01000193;
+  bump(r::STAT_CONN_ESTABLISHED);
+  bump(r::STAT_MPA_REQ);
+  FakeNode& node = nodes[*id] = n;
+  if (autorej) {
+    auto_reject(*id, node, l);
+    return id;
+  }
+  // The request PD goes to slot cm_id first, then the event that points at it.
+  node.hosted = true;
+  if (!r.pd.empty()) dma_write(pd_base() + uint64_t{*id} * kSlot, std::as_bytes(std::span(r.pd)));
+  queue_event(event_image(*id, node, regs::AeqEvent::CONNECT_REQUEST), std::nullopt);
+  return id;
+}
+
+void FakeHal::auto_reject(uint32_t cm_id, FakeNode& n, const FakeListener& l) {
+  n.auto_rej = true;
+  FakeFrame fr;
+  fr.wqe_idx = 0xFFFF;
+  fr.cm_id = cm_id;
+  fr.pd.resize(l.tmpl_len);
+  if (!dma_read(l.tmpl_addr, std::as_writable_bytes(std::span(fr.pd)))) fr.pd.assign(1, 0xEE);
+  fr.auto_reject = true;
+  fr.fin_policy = n.fin_policy;
+  fr.fin = n.fin_policy == regs::FinPolicy::IRDMA;
+  fr.rst_after = n.fin_policy == regs::FinPolicy::ABORT;
+  fr.ird_ord_valid = n.req.enhanced() && l.tmpl_ird_ord_valid;
+  fr.ird_ord = fr.ird_ord_valid ? l.tmpl_ird_ord : 0;
+  fr.tcp_seq = n.iss + 1;
+  fr.wire_pd_len = static_cast<uint16_t>(l.tmpl_len + (n.req.enhanced() ? 4 : 0));
+  frames.push_back(fr);
+  n.rej_pd_len = l.tmpl_len;
+  bump(r::STAT_REJECT_AUTO);
+  after_reject(cm_id, n);
+}
+
+// Where a node goes once its reject is out.
+void FakeHal::after_reject(uint32_t cm_id, FakeNode& n) {
+  switch (n.fin_policy) {
+    case regs::FinPolicy::IRDMA:
+      n.state = regs::CmState::FIN_WAIT1;
+      bump(r::STAT_FIN_TX);
+      break;
+    case regs::FinPolicy::ABORT:
+      bump(r::STAT_RST_TX);
+      if (n.hosted) {
+        // Freed at once; the host is owed its terminal event (CLOSED in this model).
+        n.ending = true;
+        queue_event(event_image(cm_id, n, regs::AeqEvent::CLOSED), cm_id);
+      } else {
+        nodes.erase(cm_id);
+        bump(r::STAT_CLOSED);
+      }
+      break;
+    default:
+      n.state = regs::CmState::REJ_SENT;
+      break;
+  }
+}
+
+std::optional<uint32_t> FakeHal::inject_mpa_error(const FakeRequest& r, regs::MpaError reason) {
+  auto li = match_listener(r.loc_ip, r.loc_port);
+  if (!li) return std::nullopt;
+  auto id = alloc_cm_id(r.cm_id);
+  if (!id) return std::nullopt;
+  FakeNode n;
+  n.req = r;
+  n.listener = *li;
+  n.state = regs::CmState::ESTABLISHED;
+  n.ending = true;
+  nodes[*id] = n;
+  auto img = event_image(*id, n, regs::AeqEvent::MPA_ERROR);
+  regs::put(img, regs::aeqe::REASON, static_cast<uint64_t>(reason));
+  bump(r::STAT_MPA_ERR);
+  bump(r::STAT_RST_TX);
+  queue_event(img, *id);
+  return id;
+}
+
+bool FakeHal::inject_peer_reset(uint32_t cm_id) {
+  auto it = nodes.find(cm_id);
+  if (it == nodes.end() || it->second.ending) return false;
+  FakeNode& n = it->second;
+  bump(r::STAT_RST_RX);
+  if (n.auto_rej) {
+    nodes.erase(it);
+    bump(r::STAT_CLOSED);
+    return true;
+  }
+  if (n.state == regs::CmState::MPAREQ_RCVD) {
+    n.state = regs::CmState::PEER_RESET;  // held: the host's reject frees it
+    queue_event(event_image(cm_id, n, regs::AeqEvent::RESET), std::nullopt);
+    return true;
+  }
+  if (!after_reject_state(n.state)) return false;
+  n.ending = true;
+  queue_event(event_image(cm_id, n, regs::AeqEvent::RESET), cm_id);
+  return true;
+}
+
+bool FakeHal::finish_node(uint32_t cm_id, regs::AeqEvent code) {
+  auto it = nodes.find(cm_id);
+  if (it == nodes.end() || it->second.ending || !after_reject_state(it->second.state)) {
+    return false;
+  }
+  if (code == regs::AeqEvent::RTX_EXHAUSTED) bump(r::STAT_RTX_EXHAUSTED);
+  if (it->second.auto_rej) {
+    nodes.erase(it);
+    bump(r::STAT_CLOSED);
+    return true;
+  }
+  it->second.ending = true;
+  queue_event(event_image(cm_id, it->second, code), cm_id);
+  return true;
+}
+
+bool FakeHal::retransmit(uint32_t cm_id) {
+  auto it = nodes.find(cm_id);
+  if (it == nodes.end()) return false;
+  const FakeNode& n = it->second;
+  if (n.state != regs::CmState::REJ_SENT && n.state != regs::CmState::FIN_WAIT1) return false;
+  FakeFrame fr;
+  fr.wqe_idx = 0xFFFF;
+  fr.cm_id = cm_id;
+  fr.retransmit = true;
+  fr.auto_reject = n.auto_rej;
+  fr.fin_policy = n.fin_policy;
+  fr.fin = n.fin_policy == regs::FinPolicy::IRDMA;
+  fr.pd.resize(n.rej_pd_len);
+  const uint64_t src =
+      n.auto_rej ? listeners[n.listener]->tmpl_addr : pd_base() + uint64_t{cm_id} * kSlot;
+  if (!dma_read(src, std::as_writable_bytes(std::span(fr.pd)))) return false;
+  fr.tcp_seq = n.iss + 1;
+  fr.wire_pd_len = static_cast<uint16_t>(n.rej_pd_len + (n.req.enhanced() ? 4 : 0));
+  frames.push_back(fr);
+  bump(r::STAT_RTX);
+  return true;
+}
+
+std::array<std::byte, 64> FakeHal::node_context(const FakeNode& n) const {
+  namespace x = regs::cm_ctx;
+  std::array<std::byte, 64> c{};
+  regs::put(c, x::CTX_VALID, 1);
+  regs::put(c, x::REJECTED, after_reject_state(n.state));
+  regs::put(c, x::LOC_IP, n.req.loc_ip);
+  regs::put(c, x::REM_IP, n.req.rem_ip);
+  regs::put(c, x::LOC_PORT, n.req.loc_port);
+  regs::put(c, x::REM_PORT, n.req.rem_port);
+  regs::put(c, x::REQ_REV, n.req.rev);
+  regs::put(c, x::REQ_FLAGS, n.req.flags);
+  regs::put(c, x::REQ_IRD_ORD, n.req.enhanced() ? n.req.ird_ord : 0);
+  regs::put(c, x::STATE, static_cast<uint64_t>(n.state));
+  regs::put(c, x::FIN_POLICY, static_cast<uint64_t>(n.fin_policy));
+  regs::put(c, x::LISTENER, n.listener);
+  regs::put(c, x::REJ_PD_LEN, n.rej_pd_len);
+  regs::put(c, x::AUTO_REJ, n.auto_rej);
+  regs::put(c, x::HOSTED, n.hosted);
+  regs::put(c, x::ISS, n.iss);
+  return c;
+}
+
+// MPA_REJECT for a cm_id that is a node of the passive CM. false: no such node (the
+// host-written-context path applies).
+bool FakeHal::node_reject(uint32_t cm_id, std::span<const std::byte> wqe, bool from_push,
+                          uint32_t idx, uint16_t& major, uint16_t& minor, uint32_t& tcp_seq,
+                          uint16_t& frame_len) {
+  namespace w = regs::sq_wqe;
+  auto it = nodes.find(cm_id);
+  if (it == nodes.end() || it->second.ending) return false;
+  FakeNode& n = it->second;
+  auto err = [&](regs::CqMajor ma, regs::CqMinor mi) {
+    major = static_cast<uint16_t>(ma);
+    minor = static_cast<uint16_t>(mi);
+  };
+  if (n.state == regs::CmState::PEER_RESET) {
+    // The RESET event was written when the RST came; the reject frees the node, sends nothing.
+    err(regs::CqMajor::CTX, regs::CqMinor::PEER_RESET);
+    nodes.erase(it);
+    bump(r::STAT_REJECT_LATE);
+    bump(r::STAT_CLOSED);
+    return true;
+  }
+  if (n.auto_rej || n.state != regs::CmState::MPAREQ_RCVD) {
+    err(regs::CqMajor::CTX, regs::CqMinor::BAD_STATE);
+    return true;
+  }
+  const auto pd_len = static_cast<uint16_t>(regs::get(wqe, w::PD_LEN));
+  const uint32_t wire = pd_len + (n.req.enhanced() ? 4u : 0u);
+  if (wire > regs::kMpaPdMax) {
+    err(regs::CqMajor::WQE, regs::CqMinor::PD_TOO_LONG);
+    return true;
+  }
+  std::vector<uint8_t> pd(pd_len);
+  if (regs::get(wqe, w::PD_INLINE) != 0) {
+    std::copy_n(wqe.begin() + 32, pd_len, reinterpret_cast<std::byte*>(pd.data()));
+  } else if (pd_len > 0 &&
+             !dma_read(regs::get(wqe, w::PD_ADDR), std::as_writable_bytes(std::span(pd)))) {
+    err(regs::CqMajor::DMA, regs::CqMinor::DMA_PD);
+    return true;
+  }
+  const auto wqe_policy = static_cast<regs::FinPolicy>(regs::get(wqe, w::FIN_POLICY));
+  if (wqe_policy != regs::FinPolicy::DEFAULT) n.fin_policy = wqe_policy;
+  FakeFrame fr;
+  fr.wqe_idx = static_cast<uint16_t>(idx);
+  fr.cm_id = cm_id;
+  fr.pd = std::move(pd);
+  fr.slot_pd.resize(pd_len);
+  (void)dma_read(pd_base() + uint64_t{cm_id} * kSlot,
+                 std::as_writable_bytes(std::span(fr.slot_pd)));
+  fr.fin_policy = n.fin_policy;
+  fr.fin = n.fin_policy == regs::FinPolicy::IRDMA;
+  fr.rst_after = n.fin_policy == regs::FinPolicy::ABORT;
+  fr.ird_ord_valid = regs::get(wqe, w::IRD_ORD_VALID) != 0;
+  fr.ird_ord = static_cast<uint32_t>(regs::get(wqe, w::IRD_ORD));
+  fr.from_push = from_push;
+  fr.tcp_seq = tcp_seq = n.iss + 1;
+  fr.wire_pd_len = static_cast<uint16_t>(wire);
+  frames.push_back(std::move(fr));
+  frame_len = static_cast<uint16_t>(14 + 40 + 20 + wire);
+  n.rej_pd_len = pd_len;
+  bump(r::STAT_REJECT_HOST);
+  after_reject(cm_id, n);
+  return true;
 }
 
 }  // namespace bouncer::testing

@@ -4,14 +4,25 @@
 // with polarity. Written from regs/bouncer.toml and docs/reject-frame.md only (it does not
 // use the driver's encoders). Hardware runs only inside wait_cycles()/run(), so a test can
 // post several WQEs before anything is consumed.
+//
+// It also models the passive CM's contract with the host (not its TCP): listeners (CQP
+// CREATE/DESTROY_LISTENER), cm_nodes created by test-scripted connections
+// (inject_connect_request ...), the PD area (the request PD is written to slot cm_id before
+// the CONNECT_REQUEST event; a reject re-reads the slot for retransmissions), the AEQ (valid
+// polarity, never overwriting an unconsumed entry: events wait in a backlog), the node
+// states a reject depends on (MPAREQ_RCVD, PEER_RESET, after the reject), terminal events
+// that free the cm_id only once written, auto-reject, CM_CONNS, CM_READY, the timer/TCP
+// registers with their reset values, ISN_KEY and the 0x300 statistics counters.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "bouncer/hal.hpp"
@@ -20,15 +31,64 @@
 namespace bouncer::testing {
 
 struct FakeFrame {
-  uint16_t wqe_idx;
-  uint32_t cm_id;
+  uint16_t wqe_idx = 0;
+  uint32_t cm_id = 0;
   std::vector<uint8_t> pd;  // the private data as the engine read it
-  bool fin;
-  bool ird_ord_valid;
-  uint32_t ird_ord;
-  bool from_push;
-  uint32_t tcp_seq;
-  uint16_t wire_pd_len;
+  bool fin = false;
+  bool ird_ord_valid = false;
+  uint32_t ird_ord = 0;
+  bool from_push = false;
+  uint32_t tcp_seq = 0;
+  uint16_t wire_pd_len = 0;
+  // passive-CM nodes
+  regs::FinPolicy fin_policy = regs::FinPolicy::DEFAULT;  // in force (DEFAULT resolved)
+  bool rst_after = false;                                 // ABORT: a RST right behind the reject
+  bool auto_reject = false;      // sent by the listener's policy (PD from its template)
+  bool retransmit = false;       // retransmit(): PD re-read from the PD-area slot
+  std::vector<uint8_t> slot_pd;  // PD-area slot cm_id (REJ_PD_LEN bytes) when the reject went out
+};
+
+/// An incoming connection, as the fake's RX side would have assembled it.
+struct FakeRequest {
+  uint32_t loc_ip = 0x0A000001;
+  uint16_t loc_port = 20049;
+  uint32_t rem_ip = 0x0A000002;
+  uint16_t rem_port = 50000;
+  uint8_t rev = 2;
+  uint8_t flags = 0x50;           // C | enhanced
+  uint32_t ird_ord = 0x80104010;  // sent in the event when rev 2 enhanced
+  std::vector<uint8_t> pd;        // request PD (the IRD/ORD word excluded)
+  std::optional<uint32_t> cm_id;  // unset: the lowest free cm_id
+  bool enhanced() const { return rev == 2 && (flags & 0x10) != 0; }
+};
+
+/// A listener-table entry as CREATE_LISTENER installed it.
+struct FakeListener {
+  uint32_t loc_ip = 0;
+  uint16_t loc_port = 0;
+  uint16_t backlog = 0;
+  regs::FinPolicy fin_policy = regs::FinPolicy::DEFAULT;
+  regs::AutoReject auto_reject = regs::AutoReject::OFF;
+  bool tmpl_ird_ord_valid = false;
+  uint32_t tmpl_ird_ord = 0;
+  uint64_t tmpl_addr = 0;
+  uint16_t tmpl_len = 0;
+  uint64_t loc_mac = 0;
+  uint8_t ttl = 0, tos = 0;
+  uint16_t max_ird = 0, max_ord = 0;
+};
+
+/// A cm_node of the passive CM.
+struct FakeNode {
+  FakeRequest req;
+  unsigned listener = 0;
+  regs::CmState state = regs::CmState::MPAREQ_RCVD;
+  regs::FinPolicy fin_policy = regs::FinPolicy::DEFAULT;
+  bool hosted = false;    // a CONNECT_REQUEST was written: terminal events are owed
+  bool auto_rej = false;  // rejected by the listener's policy
+  bool ending = false;    // its terminal event is queued: freed once written
+  uint32_t iss = 0;
+  uint16_t rej_pd_len = 0;
 };
 
 struct MmioWrite {
@@ -52,6 +112,11 @@ class FakeHal : public hal::Device {
     bool inline_pd = true;
     bool accept_push = true;   // false: every push is "dropped" (fetched from the ring)
     uint64_t wqe_cycles = 40;  // engine time per WQE
+    unsigned num_listeners = regs::kNumListeners;  // fewer: BAD_LISTENER for the rest
+    uint64_t cm_ready_cycles = 0;                  // STATUS.CM_READY from this cycle on
+    /// The SQ engine hands its rejects to the CM engine, which waits while events are
+    /// backed up behind a full AEQ: no SQ WQE is processed then.
+    bool sq_waits_for_aeq = true;
   };
 
   FakeHal();
@@ -71,12 +136,47 @@ class FakeHal : public hal::Device {
   Config cfg;
   bool hold = false;          // engines do nothing (hung hardware)
   int fail_alloc_after = -1;  // >= 0: that many allocations succeed, then kNoMemory
-  void run();                 // let the engines do all they can now
+  /// Device reads overlapping [first, second) fail (an AXI error response).
+  std::vector<std::pair<uint64_t, uint64_t>> dma_read_errors;
+  void run();  // let the engines do all they can now
   /// Writes a raw CQE (valid bit = current CQ polarity) at the CQ tail, as if the hardware
   /// had written it, e.g. a duplicate of an earlier one.
   void inject_cqe(std::span<const std::byte> cqe32);
   /// The image of the last CQE the engine wrote to the CQ.
   std::array<std::byte, 32> last_cqe() const { return last_cqe_; }
+
+  // ---- passive CM, scripted by the test (the CM engine works regardless of `hold`)
+  /// SYN .. complete MPA request on a listener: allocates a cm_id and, unless the listener
+  /// auto-rejects it, writes the PD into the PD area and then a CONNECT_REQUEST event.
+  /// nullopt when no listener matches (RST), the backlog is full (SYN dropped) or the cm_id
+  /// asked for is in use.
+  std::optional<uint32_t> inject_connect_request(const FakeRequest& r);
+  /// A malformed request: a node the host never sees, then MPA_ERROR (the cm_id is free once
+  /// the event is written).
+  std::optional<uint32_t> inject_mpa_error(const FakeRequest& r, regs::MpaError reason);
+  /// A valid RST from the peer. Held request: RESET event, the node stays (PEER_RESET) until
+  /// the host's reject. After the reject: terminal RESET. false if there is no such node.
+  bool inject_peer_reset(uint32_t cm_id);
+  /// Ends a rejected node with a terminal event (CLOSED, RTX_EXHAUSTED, TIMEOUT, RESET);
+  /// auto-rejected nodes end silently. false unless the node was rejected and not ending.
+  bool finish_node(uint32_t cm_id, regs::AeqEvent code);
+  /// Retransmits a node's reject: the PD is re-read from the PD-area slot (REJ_PD_LEN).
+  bool retransmit(uint32_t cm_id);
+  /// Queues a raw event (VALID is stamped with the ring's polarity when written).
+  void inject_aeqe(std::span<const std::byte> aeqe32);
+  /// Writes an event image at the AEQ tail with the WRONG polarity, tail not advanced: what
+  /// the host sees in a slot the hardware has not written on this lap.
+  void write_stale_aeqe(std::span<const std::byte> aeqe32);
+  uint32_t aeq_tail() const { return aeq_.tail; }
+  uint32_t aeq_head() const { return aeq_.head; }
+  size_t aeq_backlog() const { return aeq_pending_.size(); }
+  std::array<uint32_t, 4> isn_key() const { return isn_key_; }
+  uint64_t pd_base() const { return base(regs_, regs::reg::PD_BASE_LO); }
+
+  std::array<std::optional<FakeListener>, regs::kNumListeners> listeners;
+  std::map<uint32_t, FakeNode> nodes;     // cm_id -> node (CM_CONNS = nodes.size())
+  std::map<uint32_t, uint32_t> cm_stats;  // STAT_* at 0x300.. by offset (tests may preset)
+  std::vector<std::array<std::byte, 32>> events_written;  // every AEQE, as written
 
   // ---- observations
   std::vector<MmioWrite> writes;
@@ -114,8 +214,27 @@ class FakeHal : public hal::Device {
     bool room() const { return (tail + 1) % size() != head; }
   };
 
+  struct PendingEvent {
+    std::array<std::byte, 32> img;
+    std::optional<uint32_t> frees;  // cm_id freed when this (terminal) event is written
+  };
+
   void process_sq();
   void process_cqp();
+  void process_listener_op(std::span<const std::byte> wqe, bool create, uint16_t& major,
+                           uint16_t& minor);
+  bool node_reject(uint32_t cm_id, std::span<const std::byte> wqe, bool from_push, uint32_t idx,
+                   uint16_t& major, uint16_t& minor, uint32_t& tcp_seq, uint16_t& frame_len);
+  std::array<std::byte, 64> node_context(const FakeNode& n) const;
+  std::optional<unsigned> match_listener(uint32_t ip, uint16_t port) const;
+  std::optional<uint32_t> alloc_cm_id(const std::optional<uint32_t>& want) const;
+  std::array<std::byte, 32> event_image(uint32_t cm_id, const FakeNode& n,
+                                        regs::AeqEvent code) const;
+  void queue_event(const std::array<std::byte, 32>& img, std::optional<uint32_t> frees);
+  void pump_aeq();
+  void auto_reject(uint32_t cm_id, FakeNode& n, const FakeListener& l);
+  void after_reject(uint32_t cm_id, FakeNode& n);
+  void bump(uint32_t stat_offset) { ++cm_stats[stat_offset]; }
   void write_cqe(CqRingHw& cq, std::array<std::byte, 32>& img);
   static uint64_t base(const std::map<uint32_t, uint32_t>& r, uint32_t lo);
 
@@ -128,7 +247,10 @@ class FakeHal : public hal::Device {
   std::map<uint32_t, std::array<std::byte, 64>> pushed_;  // wqe_idx -> image from the page
   std::map<uint32_t, uint64_t> db_cycle_;                 // wqe_idx -> doorbell time
   WqRing sq_, cqp_;
-  CqRingHw cq_, ccq_;
+  CqRingHw cq_, ccq_, aeq_;
+  std::deque<PendingEvent> aeq_pending_;
+  std::array<uint32_t, 4> isn_key_{};
+  uint32_t next_iss_ = 0x10000000;
   uint64_t busy_until_ = 0;  // end of the previous WQE (for LATENCY)
   std::array<std::byte, 32> last_cqe_{};
   uint32_t stat_push_used_ = 0, stat_push_dropped_ = 0, stat_sq_wqes_ = 0, stat_cqp_wqes_ = 0;

@@ -5,6 +5,7 @@
 // control queue, irdma_uk_* post + doorbell/push for the SQ, irdma_uk_cq_poll_cmpl for CQEs.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -22,6 +23,32 @@
 
 namespace bouncer {
 
+/// The passive CM's timers (TIMER_TICK .. TIME_WAIT). Every timeout is in ticks of
+/// `tick_cycles` core cycles. The defaults are the hardware's reset values (irdma's timing at
+/// 250 MHz); a simulation wants much shorter ones.
+struct TimerConfig {
+  uint32_t tick_cycles = 256;         // TIMER_TICK (>= 1)
+  uint32_t rto_init = 976'563;        // first retransmission timeout (1 s), doubles per retry
+  uint32_t rto_max = 11'718'750;      // cap of the doubling (12 s)
+  uint8_t rtx_max = 8;                // retransmissions before giving up (0..15)
+  uint32_t mpa_timeout = 1'953'125;   // handshake ACK -> complete MPA request (2 s)
+  uint32_t fin_timeout = 58'593'750;  // FIN_WAIT2 limit (60 s)
+  uint32_t time_wait = 97'656;        // TIME_WAIT (100 ms)
+
+  bool operator==(const TimerConfig&) const = default;
+};
+
+/// What our SYN-ACKs and segments advertise (TCP_CFG, TCP_WND) and the RX filter (CM_ROUTE).
+/// The defaults are the hardware's reset values.
+struct TcpConfig {
+  uint16_t mss = 1460;
+  uint8_t wscale = 7;       // 0..14 (RFC 7323)
+  uint16_t window = 65535;  // window field of every segment
+  bool promisc = true;      // CM_ROUTE.PROMISC: accept frames for any destination MAC
+
+  bool operator==(const TcpConfig&) const = default;
+};
+
 struct DeviceConfig {
   uint32_t sq_entries = 64;  // powers of two in [4, 32768]; cq >= sq, ccq >= cqp
   uint32_t cq_entries = 64;
@@ -29,6 +56,16 @@ struct DeviceConfig {
   uint32_t ccq_entries = 16;
   uint64_t poll_interval_cycles = 32;       // wait_cycles() between looks at a CQ
   uint64_t cqp_timeout_cycles = 1'000'000;  // per control command
+  // ---- passive CM
+  uint32_t aeq_entries = 256;  // event ring, power of two in [4, 32768]
+  /// AEQ_HEAD is written after this many consumed events, and whenever the AEQ is found
+  /// empty (before the caller waits). 0: aeq_entries / 4.
+  uint32_t aeq_head_batch = 0;
+  /// ISN_KEY, written before CTRL.ENABLE. Unset: 128 bits from std::random_device (what Linux
+  /// does with net_secret); set it for reproducible runs.
+  std::optional<std::array<uint32_t, 4>> isn_key;
+  std::optional<TimerConfig> timers;  // written before enabling; unset: leave reset values
+  std::optional<TcpConfig> tcp;       // idem
 };
 
 /// What VERSION and CAPS say.
@@ -42,18 +79,30 @@ struct Caps {
   unsigned num_sq = 0;
   bool push = false;       // push page present
   bool inline_pd = false;  // inline private data supported
+  unsigned num_listeners = regs::kNumListeners;
 };
 
 /// Bytes of driver-owned PD buffer per SQ slot (slot i at pd_pool + i * kPdSlotBytes).
 inline constexpr size_t kPdSlotBytes = regs::kMpaPdMax;
 
 /// One MPA_REJECT SQ WQE, before it is written. The PD is copied by post_reject() (inline or
-/// into the slot's PD buffer), so the caller's buffer may be reused on return (iw_cm_reject).
+/// into a PD buffer), so the caller's buffer may be reused on return (iw_cm_reject).
+///
+/// Where the PD goes: it is always copied into the cm_id's slot of the PD area (PD_BASE +
+/// cm_id * 512; the hardware re-reads it there for retransmissions of the reject). PD_ADDR
+/// points at that slot when `pd_area` is set (connections the hardware indicated with a
+/// CONNECT_REQUEST), else at the SQ slot's own PD buffer (pd_slot_addr(wqe_idx), the
+/// host-written-context path). PD of at most 32 bytes goes inline either way.
 struct RejectWqe {
   uint32_t cm_id = 0;
   std::span<const std::byte> pd;  // at most kPdSlotBytes
   bool push = false;              // also write the WQE to the push page, ring SQ_PUSH_DB
   bool allow_inline = true;       // inline when pd.size() <= 32 and CAPS.INLINE
+  bool pd_area = false;           // PD_ADDR = the cm_id's PD-area slot (see above)
+  /// FIN_POLICY of the WQE. DEFAULT: the listener's (or the context's).
+  regs::FinPolicy fin_policy = regs::FinPolicy::DEFAULT;
+  /// Deprecated alias of fin_policy = IRDMA (reject and FIN in one segment). Ignored when
+  /// fin_policy is IRDMA; an error with SIW_SAFE or ABORT.
   bool fin = false;
   std::optional<uint32_t> ird_ord;  // ctrl_ird << 16 | ctrl_ord; sets IRD_ORD_VALID
   uint64_t wr_id = 0;
@@ -87,6 +136,72 @@ struct Completion {
   std::string status() const;
 };
 
+/// One AEQE, decoded (regs aeqe). `event` is a regs::AeqEvent, `reason` a regs::MpaError.
+struct Aeqe {
+  uint32_t rem_ip = 0;
+  uint32_t loc_ip = 0;
+  uint16_t rem_port = 0;
+  uint16_t loc_port = 0;
+  uint32_t ird_ord = 0;    // CONNECT_REQUEST: the request's IRD/ORD word (rev 2 enhanced)
+  uint32_t pd_offset = 0;  // CONNECT_REQUEST: request PD at PD-area offset (cm_id * 512)
+  uint16_t pd_len = 0;     // CONNECT_REQUEST: request PD bytes (IRD/ORD word excluded)
+  uint8_t rev = 0;
+  uint8_t flags = 0;
+  uint32_t cm_id = 0;
+  uint8_t listener = 0;
+  uint8_t event = 0;
+  uint8_t reason = 0;
+
+  bool operator==(const Aeqe&) const = default;
+  /// Decodes a 32-byte image (the VALID bit is not looked at).
+  static Aeqe unpack(std::span<const std::byte> image);
+};
+
+/// A listener as the CQP CREATE_LISTENER WQE carries it (regs cqp_listen_wqe). The PD
+/// template is passed separately: Device copies it into a DMA buffer it owns.
+struct ListenerConfig {
+  unsigned index = 0;   // 0 .. kNumListeners - 1, chosen by the host
+  uint32_t loc_ip = 0;  // 0: every local address
+  uint16_t loc_port = 0;
+  uint16_t backlog = 0;  // 0: no limit
+  regs::FinPolicy fin_policy = regs::FinPolicy::SIW_SAFE;
+  regs::AutoReject auto_reject = regs::AutoReject::OFF;
+  std::optional<uint32_t> tmpl_ird_ord;  // IRD/ORD word of auto-rejects of rev-2 requests
+  uint16_t max_ird = 0;                  // AUTO_REJECT IRD_ORD limits (14 bits)
+  uint16_t max_ord = 0;
+  MacAddr loc_mac{};
+  uint8_t ttl = 64;  // 0 is sent as 64
+  uint8_t tos = 0;
+};
+
+/// A connection's full hardware state as READ_CM_CONTEXT returns it: the context plus the
+/// cm_node fields (cm_ctx STATE .. DEADLINE) that the passive CM keeps.
+struct CmNodeStatus {
+  CmContext ctx;
+  regs::CmState state = regs::CmState::MPAREQ_RCVD;
+  regs::FinPolicy fin_policy = regs::FinPolicy::DEFAULT;
+  unsigned rtx_cnt = 0;
+  unsigned listener = 0;
+  unsigned rej_pd_len = 0;
+  bool rej_ird_ord_valid = false;
+  bool auto_rej = false;
+  bool hosted = false;  // a CONNECT_REQUEST was written for it
+  bool peer_fin = false;
+  bool timer_on = false;
+  bool rej_fin = false;
+  uint32_t iss = 0;
+  uint32_t deadline = 0;
+
+  static CmNodeStatus unpack(std::span<const std::byte> image);
+};
+
+/// One statistics register, by its name in regs/bouncer.toml.
+struct StatValue {
+  const char* name;
+  uint32_t offset;
+  uint32_t value;
+};
+
 struct DeviceStats {
   uint64_t sq_posted = 0;
   uint64_t sq_pushed = 0;
@@ -97,6 +212,8 @@ struct DeviceStats {
   uint64_t cqp_ops = 0;
   uint64_t cqp_errors = 0;
   uint64_t unexpected_ccqes = 0;  // CCQEs that matched no outstanding control WQE
+  uint64_t aeq_consumed = 0;      // AEQEs taken off the event ring
+  uint64_t aeq_head_writes = 0;   // AEQ_HEAD register writes
 };
 
 /// Names of the completion codes ("CTX", "NO_CONTEXT"; "?" when unknown).
@@ -108,8 +225,10 @@ std::string cq_status_name(uint16_t major, uint16_t minor);
 class Device {
  public:
   /// Checks ID and VERSION, reads CAPS, stops the engines (CTRL = 0), allocates and
-  /// programs the four rings, zeroes CQ_HEAD/CCQ_HEAD and enables (CTRL.ENABLE = 1).
-  /// `hal` must outlive the Device.
+  /// programs the four rings, the event ring (AEQ) and the PD area (2**CTX_LOG2 slots of
+  /// 512 bytes), zeroes CQ_HEAD/CCQ_HEAD/AEQ_HEAD, writes ISN_KEY (and the timer and TCP
+  /// settings when given) and enables (CTRL.ENABLE = 1) last. It does not wait for
+  /// STATUS.CM_READY (the engines do; see wait_cm_ready). `hal` must outlive the Device.
   static Result<std::unique_ptr<Device>> open(hal::Device& hal, DeviceConfig cfg = {});
   /// Writes CTRL = 0 and waits (bounded) for the engines to go idle before freeing memory.
   ~Device();
@@ -128,6 +247,56 @@ class Device {
   /// Any opcode, for tests of the hardware's checks. The context buffer of the slot is
   /// passed as CTX_ADDR (after copying `ctx_image` in when given).
   Result<void> cqp_raw(uint8_t opcode, uint32_t cm_id, std::span<const std::byte> ctx_image = {});
+  /// READ_CM_CONTEXT, decoded with the cm_node fields.
+  Result<CmNodeStatus> cqp_read_node(uint32_t cm_id);
+  /// CREATE_LISTENER. The template is copied into a DMA buffer the Device keeps while the
+  /// listener exists (and while connections it accepted may still re-read it: a replaced or
+  /// destroyed listener's buffer is freed once CM_CONNS has been seen at 0, or at close).
+  /// kInvalidArgument (nothing posted): index >= kNumListeners, template > 512 bytes,
+  /// max_ird/max_ord above 14 bits. Hardware refusals come back as kHardware
+  /// (CTX/BAD_LISTENER ...).
+  Result<void> cqp_create_listener(const ListenerConfig& cfg,
+                                   std::span<const std::byte> template_pd = {});
+  /// DESTROY_LISTENER. The hardware answers CTX/BAD_LISTENER for an unused entry.
+  Result<void> cqp_destroy_listener(unsigned index);
+  /// Device address of listener `index`'s template buffer (0 when none).
+  uint64_t listener_template_addr(unsigned index) const;
+
+  // ---- passive CM: configuration and counters
+  Result<void> set_timers(const TimerConfig& t);
+  TimerConfig read_timers();
+  Result<void> set_tcp(const TcpConfig& t);
+  TcpConfig read_tcp();
+  /// CM_CONNS: cm_nodes in use.
+  uint32_t cm_conns();
+  /// STATUS.CM_READY: the connection table and timer RAM finished their reset sweep.
+  bool cm_ready();
+  /// Polls STATUS.CM_READY; kTimeout after `timeout_cycles`.
+  Result<void> wait_cm_ready(uint64_t timeout_cycles);
+  /// Every STAT_* register (0x200.. and 0x300..), in address order, by name.
+  std::vector<StatValue> read_stats();
+  /// The names and offsets read_stats() reads.
+  static std::span<const StatValue> stat_registers();
+
+  // ---- passive CM: events (AEQ) and the PD area
+  /// The next AEQE if its VALID bit has the ring's polarity (else nullopt: nothing is
+  /// consumed). Consumes it; AEQ_HEAD is written every aeq_head_batch events.
+  std::optional<Aeqe> poll_aeq();
+  /// Writes AEQ_HEAD if events were consumed since the last write. Call before waiting.
+  void flush_aeq_head();
+  /// Events consumed but not yet reported through AEQ_HEAD.
+  uint32_t aeq_unflushed() const { return aeq_unflushed_; }
+  uint32_t aeq_head_batch() const { return aeq_batch_; }
+  const queues::CqRing& aeq() const { return aeq_; }
+  /// PD area: 2**CTX_LOG2 slots of regs::kPdSlotBytes.
+  uint64_t pd_area_base() const;
+  uint64_t pd_area_addr(uint32_t cm_id) const;
+  size_t pd_area_bytes() const;
+  /// Copies `len` bytes at `offset` of the PD area out (after sync_from_device). Empty if the
+  /// range is outside the area.
+  std::vector<std::byte> read_pd_area(uint64_t offset, size_t len);
+  /// The CPU view of cm_id's slot (tests, diagnostics).
+  std::span<const std::byte> pd_area_slot(uint32_t cm_id) const;
 
   // ---- SQ
   /// Writes one MPA_REJECT WQE and rings the doorbell (or the push page + push doorbell).
@@ -142,6 +311,11 @@ class Device {
   /// Waits for the completion of one wqe_idx; completions of other WQEs seen meanwhile are
   /// kept and handed out by later poll_cq()/wait_completion() calls, in order.
   Result<Completion> wait_completion_for(uint16_t wqe_idx, uint64_t timeout_cycles);
+  /// One look for the completion of wqe_idx (nullopt: not yet), keeping the others as
+  /// wait_completion_for() does. kInvalidArgument if nothing is outstanding at wqe_idx.
+  Result<std::optional<Completion>> poll_completion_for(uint16_t wqe_idx);
+  /// The kTimeout error wait_completion_for() returns (reads SQ_CI and CQ_TAIL).
+  Error completion_timeout(uint16_t wqe_idx, uint64_t timeout_cycles);
   /// SQ WQEs posted whose completion has not been polled yet.
   uint32_t sq_outstanding() const { return sq_outstanding_; }
 
@@ -169,17 +343,30 @@ class Device {
     uint16_t major = 0, minor = 0;
   };
 
-  Device(hal::Device& hal, DeviceConfig cfg, Caps caps, queues::SqRing sq, queues::CqRing cq,
-         queues::SqRing cqp, queues::CqRing ccq, std::unique_ptr<hal::DmaBuffer> pd_pool,
-         std::unique_ptr<hal::DmaBuffer> ctx_pool);
+  struct Parts {
+    queues::SqRing sq;
+    queues::CqRing cq;
+    queues::SqRing cqp;
+    queues::CqRing ccq;
+    queues::CqRing aeq;
+    std::unique_ptr<hal::DmaBuffer> pd_pool;
+    std::unique_ptr<hal::DmaBuffer> ctx_pool;
+    std::unique_ptr<hal::DmaBuffer> pd_area;
+  };
+
+  Device(hal::Device& hal, DeviceConfig cfg, Caps caps, Parts parts);
 
   void publish_sq(queues::WqeSlot slot, std::span<const std::byte> image, bool push, uint64_t wr_id,
                   uint32_t cm_id);
   std::optional<Completion> reap_one();
   Result<uint16_t> cqp_post(uint8_t opcode, uint32_t cm_id, std::span<const std::byte> ctx_image);
+  Result<uint16_t> cqp_submit(uint8_t opcode, std::span<std::byte> image);
+  uint16_t cqp_write_and_ring(queues::WqeSlot slot, uint8_t opcode, std::span<std::byte> image);
   Result<CqpDone> cqp_poll_for_done(uint16_t wqe_idx, uint8_t opcode, uint32_t cm_id);
   Result<void> cqp_exec(uint8_t opcode, uint32_t cm_id, std::span<const std::byte> ctx_in,
                         std::span<std::byte> ctx_out);
+  Result<void> cqp_finish(uint16_t wqe_idx, uint8_t opcode, uint32_t id);
+  void free_retired_templates();
 
   hal::Device& hal_;
   DeviceConfig cfg_;
@@ -191,6 +378,12 @@ class Device {
   queues::CqRing ccq_;
   std::unique_ptr<hal::DmaBuffer> pd_pool_;   // sq_entries * kPdSlotBytes
   std::unique_ptr<hal::DmaBuffer> ctx_pool_;  // cqp_entries * kCmCtxBytes
+  queues::CqRing aeq_;
+  std::unique_ptr<hal::DmaBuffer> pd_area_;  // ctx_depth * regs::kPdSlotBytes
+  uint32_t aeq_batch_ = 1;
+  uint32_t aeq_unflushed_ = 0;
+  std::array<std::unique_ptr<hal::DmaBuffer>, regs::kNumListeners> tmpl_;
+  std::vector<std::unique_ptr<hal::DmaBuffer>> retired_tmpl_;
   std::vector<SqSlot> sq_slots_;
   std::vector<CqpSlot> cqp_slots_;
   std::deque<Completion> stash_;  // reaped but not handed out yet

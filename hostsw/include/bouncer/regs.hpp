@@ -11,7 +11,7 @@ namespace bouncer::regs {
 
 inline constexpr uint32_t kIdValue = 0x424E4352;
 inline constexpr uint32_t kVersionMajor = 0;
-inline constexpr uint32_t kVersionMinor = 2;
+inline constexpr uint32_t kVersionMinor = 3;
 inline constexpr uint32_t kVersionPatch = 0;
 
 // Size of one SQ descriptor (WQE).
@@ -32,6 +32,14 @@ inline constexpr uint32_t kApiPdSoftMax = 0xFF;
 inline constexpr uint32_t kRingLog2Min = 0x2;
 // Largest ring: 32768 entries (the 15-bit wqe_idx).
 inline constexpr uint32_t kRingLog2Max = 0xF;
+// Size of one event-queue entry (AEQE).
+inline constexpr uint32_t kAeqeBytes = 0x20;
+// Size of one cm_id's slot in the private-data area (PD_BASE + cm_id * 512).
+inline constexpr uint32_t kPdSlotBytes = 0x200;
+// Largest MPA request the hardware reassembles: 20-byte header + 512 bytes of PD_Length (which includes the rev-2 IRD/ORD word).
+inline constexpr uint32_t kMpaReqMax = 0x214;
+// Listener table entries (index 0..15, chosen by the host).
+inline constexpr uint32_t kNumListeners = 0x10;
 // Byte offset of the push page in the register space (64 bytes: one WQE image).
 inline constexpr uint32_t kPushPageOffset = 0x1000;
 
@@ -57,6 +65,8 @@ enum class CqpOp : uint8_t {
   WRITE_CM_CONTEXT = 0x30,  // DMA-read a 64-byte context image from ctx_addr and store it for cm_id.
   READ_CM_CONTEXT = 0x31,  // DMA-write the stored context of cm_id to ctx_addr.
   NOP = 0x24,  // Complete with success (irdma's IRDMA_CQP_OP_NOP).
+  CREATE_LISTENER = 0x32,  // Install listener LISTENER from a cqp_listen_wqe (replaces a valid entry at that index).
+  DESTROY_LISTENER = 0x33,  // Invalidate listener LISTENER: new SYNs to it get a RST; connections already accepted run to their end.
 };
 
 /// Name of a cqp_op value as in regs/bouncer.toml; "?" if unknown.
@@ -68,6 +78,152 @@ constexpr const char* name(CqpOp v) {
       return "READ_CM_CONTEXT";
     case CqpOp::NOP:
       return "NOP";
+    case CqpOp::CREATE_LISTENER:
+      return "CREATE_LISTENER";
+    case CqpOp::DESTROY_LISTENER:
+      return "DESTROY_LISTENER";
+  }
+  return "?";
+}
+
+// What follows an MPA reject on the wire (listener default, or per WQE).
+enum class FinPolicy : uint8_t {
+  DEFAULT = 0x0,  // WQE only: use the listener's (or the context's) policy.
+  SIW_SAFE = 0x1,  // Reject segment without FIN; the FIN goes out once the peer ACKs the reject (a Linux siw initiator loses the PD when the FIN rides with it).
+  IRDMA = 0x2,  // Reject and FIN in one segment, as irdma_send_mpa_reject does.
+  ABORT = 0x3,  // Reject segment, then a RST right behind it; the node is freed at once (no retransmission).
+};
+
+/// Name of a fin_policy value as in regs/bouncer.toml; "?" if unknown.
+constexpr const char* name(FinPolicy v) {
+  switch (v) {
+    case FinPolicy::DEFAULT:
+      return "DEFAULT";
+    case FinPolicy::SIW_SAFE:
+      return "SIW_SAFE";
+    case FinPolicy::IRDMA:
+      return "IRDMA";
+    case FinPolicy::ABORT:
+      return "ABORT";
+  }
+  return "?";
+}
+
+// Listener auto-reject mode: the hardware rejects the MPA request itself with the listener's PD template, without a host round trip.
+enum class AutoReject : uint8_t {
+  OFF = 0x0,  // Every MPA request goes to the host as a CONNECT_REQUEST event.
+  ALL = 0x1,  // Reject every request.
+  BACKLOG = 0x2,  // Reject a request when BACKLOG requests of this listener already wait for the host (instead of dropping SYNs).
+  IRD_ORD = 0x3,  // Reject a rev-2 enhanced request whose IRD or ORD exceeds MAX_IRD / MAX_ORD.
+};
+
+/// Name of a auto_reject value as in regs/bouncer.toml; "?" if unknown.
+constexpr const char* name(AutoReject v) {
+  switch (v) {
+    case AutoReject::OFF:
+      return "OFF";
+    case AutoReject::ALL:
+      return "ALL";
+    case AutoReject::BACKLOG:
+      return "BACKLOG";
+    case AutoReject::IRD_ORD:
+      return "IRD_ORD";
+  }
+  return "?";
+}
+
+// Event codes in AEQE field EVENT_CODE (qword 3 bits 39:32). Every event except CONNECT_REQUEST (and RESET while the host holds the request) is terminal: the cm_id is free again once the event is written.
+enum class AeqEvent : uint8_t {
+  CONNECT_REQUEST = 0x1,  // An MPA request arrived; the PD is in the cm_id's PD slot. The host owns the decision.
+  CLOSED = 0x2,  // Terminal: the FIN handshake completed (after TIME_WAIT or LAST_ACK); REASON 1: the ABORT fin_policy reset the connection right after the reject.
+  RESET = 0x3,  // The peer sent a valid RST. Terminal, except while the host holds the request: then the cm_id stays allocated until the host rejects it (the reject completes with CTX/PEER_RESET and sends nothing).
+  RTX_EXHAUSTED = 0x4,  // Terminal: the reject (or FIN) was retransmitted RTX_MAX times without an ACK; a RST went out.
+  MPA_ERROR = 0x5,  // Terminal: a malformed MPA request (key, Rev 0 or > 2, PD_Length > 512 or < 4 with the enhanced flag, more bytes than announced); a RST went out. REASON holds the mpa_error code.
+  TIMEOUT = 0x6,  // Terminal: FIN_WAIT2 timed out after the host's reject; a RST went out.
+};
+
+/// Name of a aeq_event value as in regs/bouncer.toml; "?" if unknown.
+constexpr const char* name(AeqEvent v) {
+  switch (v) {
+    case AeqEvent::CONNECT_REQUEST:
+      return "CONNECT_REQUEST";
+    case AeqEvent::CLOSED:
+      return "CLOSED";
+    case AeqEvent::RESET:
+      return "RESET";
+    case AeqEvent::RTX_EXHAUSTED:
+      return "RTX_EXHAUSTED";
+    case AeqEvent::MPA_ERROR:
+      return "MPA_ERROR";
+    case AeqEvent::TIMEOUT:
+      return "TIMEOUT";
+  }
+  return "?";
+}
+
+// REASON of an MPA_ERROR event.
+enum class MpaError : uint8_t {
+  NONE = 0x0,  // 
+  BAD_KEY = 0x1,  // The first 16 bytes are not "MPA ID Req Frame".
+  BAD_REV = 0x2,  // Rev is 0 or greater than 2, or a rev-2 enhanced request whose PD_Length cannot hold the IRD/ORD word.
+  PD_TOO_LONG = 0x3,  // PD_Length > 512.
+  TOO_LONG = 0x4,  // More payload than the request announces arrived before the host decided.
+};
+
+/// Name of a mpa_error value as in regs/bouncer.toml; "?" if unknown.
+constexpr const char* name(MpaError v) {
+  switch (v) {
+    case MpaError::NONE:
+      return "NONE";
+    case MpaError::BAD_KEY:
+      return "BAD_KEY";
+    case MpaError::BAD_REV:
+      return "BAD_REV";
+    case MpaError::PD_TOO_LONG:
+      return "PD_TOO_LONG";
+    case MpaError::TOO_LONG:
+      return "TOO_LONG";
+  }
+  return "?";
+}
+
+// cm_node state in the context (STATE). 0 is what a host-written context carries: a request the host may reject.
+enum class CmState : uint8_t {
+  MPAREQ_RCVD = 0x0,  // The request was indicated (CONNECT_REQUEST) or the host wrote the context; waiting for reject.
+  SYN_RCVD = 0x1,  // SYN-ACK sent, waiting for the handshake ACK.
+  ESTABLISHED = 0x2,  // Handshake done, collecting the MPA request.
+  REJ_SENT = 0x3,  // siw-safe: reject sent, our FIN waits for its ACK.
+  FIN_WAIT1 = 0x4,  // Our FIN is out and not acknowledged.
+  FIN_WAIT2 = 0x5,  // Our FIN is acknowledged; waiting for the peer's FIN.
+  CLOSING = 0x6,  // Both FINs sent, ours not acknowledged.
+  TIME_WAIT = 0x7,  // Both FINs acknowledged; the node is held for TIME_WAIT ticks.
+  LAST_ACK = 0x8,  // The peer closed first; our FIN is out.
+  PEER_RESET = 0x9,  // A RST arrived while the host held the request; the host's reject frees the node.
+};
+
+/// Name of a cm_state value as in regs/bouncer.toml; "?" if unknown.
+constexpr const char* name(CmState v) {
+  switch (v) {
+    case CmState::MPAREQ_RCVD:
+      return "MPAREQ_RCVD";
+    case CmState::SYN_RCVD:
+      return "SYN_RCVD";
+    case CmState::ESTABLISHED:
+      return "ESTABLISHED";
+    case CmState::REJ_SENT:
+      return "REJ_SENT";
+    case CmState::FIN_WAIT1:
+      return "FIN_WAIT1";
+    case CmState::FIN_WAIT2:
+      return "FIN_WAIT2";
+    case CmState::CLOSING:
+      return "CLOSING";
+    case CmState::TIME_WAIT:
+      return "TIME_WAIT";
+    case CmState::LAST_ACK:
+      return "LAST_ACK";
+    case CmState::PEER_RESET:
+      return "PEER_RESET";
   }
   return "?";
 }
@@ -106,9 +262,11 @@ enum class CqMinor : uint16_t {
   STALE_WQE = 0x3,  // WQE: the valid bit does not match the ring polarity (the host did not write this slot).
   ADDR_MISALIGNED = 0x4,  // WQE: a PD buffer address that is not 8-byte aligned, or a context image address that is not 64-byte aligned.
   CM_ID_RANGE = 0x11,  // CTX: cm_id is not below the connection-table depth.
-  NO_CONTEXT = 0x12,  // CTX: no valid context was written for cm_id.
-  BAD_STATE = 0x13,  // CTX: the connection was already rejected (iw_cm returns -EINVAL for a second reject).
+  NO_CONTEXT = 0x12,  // CTX: cm_id names no live node (never allocated, already ended, or no context was written).
+  BAD_STATE = 0x13,  // CTX: the node is not waiting for a decision: already rejected (iw_cm returns -EINVAL for a second reject), or its request is not complete yet.
   BAD_REV = 0x14,  // CTX: the stored MPA request revision is not 1 or 2.
+  PEER_RESET = 0x15,  // CTX: the peer reset the connection while the host held the request; nothing was sent and the cm_id is free (irdma's passive_state rule).
+  BAD_LISTENER = 0x16,  // CTX: CREATE/DESTROY_LISTENER with an index >= NUM_LISTENERS, or DESTROY of an unused entry.
   DMA_WQE = 0x21,  // DMA: reading the WQE failed.
   DMA_PD = 0x22,  // DMA: reading the private data failed.
   DMA_CTX = 0x23,  // DMA: reading or writing a context image failed.
@@ -137,6 +295,10 @@ constexpr const char* name(CqMinor v) {
       return "BAD_STATE";
     case CqMinor::BAD_REV:
       return "BAD_REV";
+    case CqMinor::PEER_RESET:
+      return "PEER_RESET";
+    case CqMinor::BAD_LISTENER:
+      return "BAD_LISTENER";
     case CqMinor::DMA_WQE:
       return "DMA_WQE";
     case CqMinor::DMA_PD:
@@ -200,6 +362,50 @@ inline constexpr uint32_t STAT_PUSH_USED = 0x0210;  // rc
 inline constexpr uint32_t STAT_PUSH_DROPPED = 0x0214;  // rc
 inline constexpr uint32_t STAT_CQP_WQES = 0x0218;  // rc
 inline constexpr uint32_t STAT_LAST_LATENCY = 0x021C;  // ro
+inline constexpr uint32_t AEQ_BASE_LO = 0x0240;  // rw
+inline constexpr uint32_t AEQ_BASE_HI = 0x0244;  // rw
+inline constexpr uint32_t AEQ_SIZE = 0x0248;  // rw
+inline constexpr uint32_t AEQ_HEAD = 0x024C;  // rw
+inline constexpr uint32_t AEQ_TAIL = 0x0250;  // ro
+inline constexpr uint32_t PD_BASE_LO = 0x0260;  // rw
+inline constexpr uint32_t PD_BASE_HI = 0x0264;  // rw
+inline constexpr uint32_t ISN_KEY = 0x0270;  // wo
+inline constexpr uint32_t ISN_KEY_COUNT = 4;
+inline constexpr uint32_t TIMER_TICK = 0x0280;  // rw
+inline constexpr uint32_t RTO_INIT = 0x0284;  // rw
+inline constexpr uint32_t RTO_MAX = 0x0288;  // rw
+inline constexpr uint32_t RTX_MAX = 0x028C;  // rw
+inline constexpr uint32_t MPA_TIMEOUT = 0x0290;  // rw
+inline constexpr uint32_t FIN_TIMEOUT = 0x0294;  // rw
+inline constexpr uint32_t TIME_WAIT = 0x0298;  // rw
+inline constexpr uint32_t TCP_CFG = 0x029C;  // rw
+inline constexpr uint32_t TCP_WND = 0x02A0;  // rw
+inline constexpr uint32_t CM_CONNS = 0x02A4;  // ro
+inline constexpr uint32_t CM_ROUTE = 0x02A8;  // rw
+inline constexpr uint32_t STAT_RX_FRAMES = 0x0300;  // rc
+inline constexpr uint32_t STAT_RX_BAD = 0x0304;  // rc
+inline constexpr uint32_t STAT_RX_NOT_TCP = 0x0308;  // rc
+inline constexpr uint32_t STAT_RX_OVERFLOW = 0x030C;  // rc
+inline constexpr uint32_t STAT_SYN_NO_LISTENER = 0x0310;  // rc
+inline constexpr uint32_t STAT_SYN_DROP_FULL = 0x0314;  // rc
+inline constexpr uint32_t STAT_SYN_DROP_BACKLOG = 0x0318;  // rc
+inline constexpr uint32_t STAT_SYN_DUP = 0x031C;  // rc
+inline constexpr uint32_t STAT_CONN_ESTABLISHED = 0x0320;  // rc
+inline constexpr uint32_t STAT_MPA_REQ = 0x0324;  // rc
+inline constexpr uint32_t STAT_MPA_ERR = 0x0328;  // rc
+inline constexpr uint32_t STAT_MPA_TIMEOUT = 0x032C;  // rc
+inline constexpr uint32_t STAT_REJECT_HOST = 0x0330;  // rc
+inline constexpr uint32_t STAT_REJECT_AUTO = 0x0334;  // rc
+inline constexpr uint32_t STAT_RTX = 0x0338;  // rc
+inline constexpr uint32_t STAT_RTX_EXHAUSTED = 0x033C;  // rc
+inline constexpr uint32_t STAT_RST_TX = 0x0340;  // rc
+inline constexpr uint32_t STAT_RST_RX = 0x0344;  // rc
+inline constexpr uint32_t STAT_OOW = 0x0348;  // rc
+inline constexpr uint32_t STAT_FIN_TX = 0x034C;  // rc
+inline constexpr uint32_t STAT_CLOSED = 0x0350;  // rc
+inline constexpr uint32_t STAT_EVENTS = 0x0354;  // rc
+inline constexpr uint32_t STAT_REJECT_LATE = 0x0358;  // rc
+inline constexpr uint32_t STAT_ACK_TX = 0x035C;  // rc
 inline constexpr uint32_t PUSH_PAGE = 0x1000;  // wo
 inline constexpr uint32_t PUSH_PAGE_COUNT = 16;
 }  // namespace reg
@@ -227,7 +433,16 @@ inline constexpr RegField CQP_BUSY{1, 1};
 inline constexpr RegField CQ_FULL{2, 1};
 inline constexpr RegField CCQ_FULL{3, 1};
 inline constexpr RegField DMA_WR_ERR{4, 1};
+inline constexpr RegField AEQ_FULL{5, 1};
+inline constexpr RegField CM_READY{6, 1};
 }  // namespace STATUS
+namespace TCP_CFG {
+inline constexpr RegField MSS{0, 16};
+inline constexpr RegField WSCALE{16, 4};
+}  // namespace TCP_CFG
+namespace CM_ROUTE {
+inline constexpr RegField PROMISC{0, 1};
+}  // namespace CM_ROUTE
 }  // namespace field
 
 /// A field of an in-memory format: bit `lsb` of little-endian qword `qword`.
@@ -271,7 +486,7 @@ inline constexpr Field OPCODE{3, 32, 6};
 inline constexpr Field PUSHWQE{3, 56, 1};
 inline constexpr Field PD_INLINE{3, 57, 1};
 inline constexpr Field IRD_ORD_VALID{3, 58, 1};
-inline constexpr Field FIN{3, 59, 1};
+inline constexpr Field FIN_POLICY{3, 59, 2};
 inline constexpr Field VALID{3, 63, 1};
 inline constexpr Field INLINE_PD{4, 0, 256};
 }  // namespace sq_wqe
@@ -304,6 +519,48 @@ inline constexpr Field OPCODE{3, 32, 6};
 inline constexpr Field VALID{3, 63, 1};
 }  // namespace cqp_wqe
 
+/// Control-queue WQE for CREATE_LISTENER / DESTROY_LISTENER (DESTROY reads LISTENER only). Qwords 2 and 3 match cqp_wqe.
+namespace cqp_listen_wqe {
+inline constexpr size_t kBytes = 64;
+inline constexpr Field TMPL_ADDR{0, 0, 64};
+inline constexpr Field LOC_IP{1, 0, 32};
+inline constexpr Field LOC_PORT{1, 32, 16};
+inline constexpr Field TMPL_LEN{1, 48, 10};
+inline constexpr Field LISTENER{1, 60, 4};
+inline constexpr Field SCRATCH{2, 0, 64};
+inline constexpr Field BACKLOG{3, 0, 16};
+inline constexpr Field FIN_POLICY{3, 16, 2};
+inline constexpr Field AUTO_REJECT{3, 18, 2};
+inline constexpr Field TMPL_IRD_ORD_VALID{3, 20, 1};
+inline constexpr Field OPCODE{3, 32, 6};
+inline constexpr Field VALID{3, 63, 1};
+inline constexpr Field LOC_MAC{4, 0, 48};
+inline constexpr Field TTL{4, 48, 8};
+inline constexpr Field TOS{4, 56, 8};
+inline constexpr Field MAX_IRD{5, 0, 14};
+inline constexpr Field MAX_ORD{5, 16, 14};
+inline constexpr Field TMPL_IRD_ORD{5, 32, 32};
+}  // namespace cqp_listen_wqe
+
+/// Event (AEQE), written by hardware as one 4-beat burst. Everything the host needs to decide: the tuple, the request header and where its PD is.
+namespace aeqe {
+inline constexpr size_t kBytes = 32;
+inline constexpr Field REM_IP{0, 0, 32};
+inline constexpr Field LOC_IP{0, 32, 32};
+inline constexpr Field REM_PORT{1, 0, 16};
+inline constexpr Field LOC_PORT{1, 16, 16};
+inline constexpr Field IRD_ORD{1, 32, 32};
+inline constexpr Field PD_OFFSET{2, 0, 32};
+inline constexpr Field PD_LEN{2, 32, 16};
+inline constexpr Field REV{2, 48, 8};
+inline constexpr Field FLAGS{2, 56, 8};
+inline constexpr Field CM_ID{3, 0, 24};
+inline constexpr Field LISTENER{3, 24, 4};
+inline constexpr Field EVENT_CODE{3, 32, 8};
+inline constexpr Field REASON{3, 40, 8};
+inline constexpr Field VALID{3, 63, 1};
+}  // namespace aeqe
+
 /// Connection context: what the hardware needs to answer one MPA request. Network byte order is produced by hardware; fields here are plain integers.
 namespace cm_ctx {
 inline constexpr size_t kBytes = 64;
@@ -326,6 +583,23 @@ inline constexpr Field REQ_REV{5, 0, 8};
 inline constexpr Field REQ_FLAGS{5, 8, 8};
 inline constexpr Field IP_ID{5, 16, 16};
 inline constexpr Field REQ_IRD_ORD{5, 32, 32};
+inline constexpr Field STATE{6, 0, 4};
+inline constexpr Field FIN_POLICY{6, 4, 2};
+inline constexpr Field RTX_CNT{6, 6, 4};
+inline constexpr Field LISTENER{6, 10, 4};
+inline constexpr Field REJ_PD_LEN{6, 14, 10};
+inline constexpr Field REJ_IRD_ORD_VALID{6, 24, 1};
+inline constexpr Field AUTO_REJ{6, 25, 1};
+inline constexpr Field HOSTED{6, 26, 1};
+inline constexpr Field PEER_FIN{6, 27, 1};
+inline constexpr Field TIMER_ON{6, 28, 1};
+inline constexpr Field REASM_ON{6, 29, 1};
+inline constexpr Field REASM_IDX{6, 30, 4};
+inline constexpr Field RX_BYTES{6, 34, 10};
+inline constexpr Field REJ_FIN{6, 44, 1};
+inline constexpr Field HW_NODE{6, 45, 1};
+inline constexpr Field ISS{7, 0, 32};
+inline constexpr Field DEADLINE{7, 32, 32};
 }  // namespace cm_ctx
 
 }  // namespace bouncer::regs

@@ -36,6 +36,7 @@ class [[nodiscard]] Result {
   Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
   Result(Error err) : v_(std::move(err)) {}  // NOLINT(google-explicit-constructor)
   bool ok() const { return v_.index() == 0; }
+  bool has_value() const { return ok(); }  // std::expected's spelling
   explicit operator bool() const { return ok(); }
   T& value() & { return std::get<0>(v_); }
   const T& value() const& { return std::get<0>(v_); }
@@ -55,6 +56,7 @@ class [[nodiscard]] Result<void> {
   Result() = default;
   Result(Error err) : err_(std::move(err)), ok_(false) {}  // NOLINT(google-explicit-constructor)
   bool ok() const { return ok_; }
+  bool has_value() const { return ok_; }
   explicit operator bool() const { return ok_; }
   const Error& error() const { return err_; }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // Bouncer co-simulation platform: the verilated bouncer_core inside a SystemC/TLM-2.0 system
-// (host CPU thread, MMIO initiator, AXI4 DMA adapter, host memory, TX sink, pcap, FST).
+// (host CPU thread, MMIO initiator, AXI4 DMA adapter, host memory, TX sink, RX source, pcap,
+// FST) and its network side (wire model with loss/delay, simulated iWARP initiators).
 //
 // This header is free of SystemC and Verilator includes; everything lives behind a pimpl.
 //
@@ -8,16 +9,25 @@
 // host thread asks (an MMIO access, or hal::Device::wait_cycles). Cycle numbers are core-clock
 // rising edges counted from the release of reset: the first edge after reset is cycle 1, and
 // cycles() is the number of edges so far.
+//
+// Network side (sim/README.md): frames the core transmits go through the "from Bouncer" wire
+// (loss, delay) to the peer whose IPv4 address and TCP port are the frame's destination; frames
+// the peers send go through the "to Bouncer" wire into the RX port queue. Peers, wires and the
+// RX port advance inside the clock loop, i.e. during MMIO accesses and wait_cycles(). The pcap
+// is the capture point at Bouncer's port: TX frames as the core sends them, RX frames as they
+// enter the core, written in nondecreasing timestamp order.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "bouncer/hal.hpp"
+#include "bouncer/peer/initiator.hpp"
 
 namespace bouncer::sim {
 
@@ -38,6 +48,19 @@ struct PlatformConfig {
   uint64_t host_mem_bytes = 1ull << 30;       // capacity of host memory (reserved lazily)
   unsigned reset_cycles = 16;                 // rst is held for this many cycles at construction
   uint64_t mmio_timeout_cycles = 1'000'000;   // abort if an AXI4-Lite access gets no response
+  // --- network side ---
+  double loss_to_bouncer = 0.0;     // probability that the wire loses a frame a peer sent
+  double loss_from_bouncer = 0.0;   // probability that the wire loses a frame the core sent
+  uint64_t delay_to_bouncer = 0;    // cycles from a peer's poll_tx to the frame's arrival at RX
+  uint64_t delay_from_bouncer = 0;  // cycles from the core's tlast beat to the peer's on_rx
+  uint64_t wire_seed = 1;           // loss PRNG (one stream per direction)
+  // Minimum idle cycles between the tlast beat of one RX frame and the first beat of the next.
+  // Unset: 12 bytes IFG + 8 bytes preamble at line rate, ceil(20 / (data_width / 8)) cycles
+  // (3 at 64 bits, 1 at 512 bits).
+  std::optional<uint64_t> rx_ifg_cycles;
+  // White-box: record every beat transferred on s_axis_rx_* as read back from the verilated
+  // model's pins (Platform::rx_port_beats()). Costs one branch per cycle when off.
+  bool record_rx_beats = false;
 };
 
 struct TxFrame {
@@ -45,6 +68,36 @@ struct TxFrame {
   uint64_t first_cycle;  // edge at which the first beat was transferred
   uint64_t last_cycle;   // edge at which the tlast beat was transferred
 };
+// A frame that entered the core's RX port (s_axis_rx_*): same fields.
+using RxFrame = TxFrame;
+
+// One beat on s_axis_rx_* (PlatformConfig::record_rx_beats).
+struct RxBeat {
+  uint64_t cycle;             // edge of the tvalid && tready handshake
+  std::vector<uint8_t> data;  // all data_width/8 bytes of tdata, byte 0 = tdata[7:0]
+  uint64_t keep;
+  bool last;
+};
+
+// Direction of a frame on the wire.
+enum class Direction : uint8_t {
+  kToBouncer,    // a peer (initiator) -> the core's RX port
+  kFromBouncer,  // the core's TX port -> a peer
+};
+
+// A frame the wire lost (random loss or the scripted drop hook).
+struct DroppedFrame {
+  Direction direction;
+  std::vector<uint8_t> bytes;
+  uint64_t cycle;  // when it was offered to the wire (TX: its tlast cycle; peer: its poll_tx cycle)
+  uint64_t index;  // per-direction index of the frame on the wire (see DropHook)
+  bool scripted;   // the drop hook said so (else random loss)
+};
+
+// Scripted losses: called once for every frame offered to the wire, in order, with a 0-based
+// per-direction index: for kFromBouncer the index of the frame in tx_frames(), for kToBouncer
+// the count of frames the peers sent before it. Returns true to drop the frame.
+using DropHook = std::function<bool(Direction, const std::vector<uint8_t>& frame, uint64_t index)>;
 
 // One register write: `cycle` is the edge at which both the AW and the W handshake had completed
 // (the edge at which the device registered the write).
@@ -66,6 +119,15 @@ struct PlatformStats {
   uint64_t dma_errors = 0;  // bursts answered with SLVERR or DECERR
   uint64_t tx_beats = 0;
   uint64_t tx_stall_cycles = 0;  // cycles with tvalid=1 and tready=0
+  // --- network side ---
+  uint64_t rx_frames = 0;                  // frames that entered the RX port completely
+  uint64_t rx_beats = 0;                   // s_axis_rx handshakes
+  uint64_t rx_stall_cycles = 0;            // cycles with s_axis_rx tvalid=1 and tready=0
+  uint64_t wire_dropped_to_bouncer = 0;    // peer frames lost on the wire
+  uint64_t wire_dropped_from_bouncer = 0;  // core frames lost on the wire
+  uint64_t unclaimed_tx = 0;               // core frames delivered by the wire to no peer
+  uint64_t peer_frames_sent = 0;           // frames the peers handed out (before the wire)
+  uint64_t peer_frames_received = 0;       // core frames delivered to a peer
 };
 
 // Errors: a bad configuration (data_width, clock, memory region, unwritable pcap/FST path) or a
@@ -87,10 +149,13 @@ class Platform {  // one per process (SystemC elaborates once per process)
   void run(const std::function<void(hal::Device&)>& host);
 
   const std::vector<TxFrame>& tx_frames() const;
+  // Every frame that entered the RX port (tlast beat transferred), in order.
+  const std::vector<RxFrame>& rx_frames() const;
   const std::vector<MmioWrite>& mmio_writes() const;  // log of every register write
   uint64_t cycles() const;                            // simulated core cycles so far
   double wall_seconds() const;                        // wall time spent inside run()
-  // Extra frames (e.g. peer side) into the same pcap, timestamped at `cycle`.
+  // Extra frames into the same pcap, timestamped at `cycle`. Written at once unless a frame is
+  // being transferred on TX or RX that started at or before `cycle` (then after that frame).
   void write_pcap_frame(std::span<const uint8_t> frame, uint64_t cycle);
   void set_tx_ready_prob(double p);
   void set_mem_latency(uint64_t cycles, uint64_t jitter);
@@ -107,6 +172,31 @@ class Platform {  // one per process (SystemC elaborates once per process)
   std::span<std::byte> host_memory(uint64_t addr, size_t len);
   // Level of the irq output after the last simulated edge.
   bool irq() const;
+
+  // --- network side ---
+  // A simulated iWARP initiator whose frames go (through the wire) to the RX port and which
+  // receives the core's TX frames addressed to (cfg.ip, cfg.port). It starts (sends its SYN)
+  // at max(start_cycle, cycles() + 1). Returns its index. Throws std::invalid_argument if
+  // another peer already has the same (ip, port), or for an invalid InitiatorConfig.
+  size_t add_peer(peer::InitiatorConfig cfg, uint64_t start_cycle);
+  const peer::Initiator& peer(size_t index) const;  // std::out_of_range
+  size_t num_peers() const;
+  // Every peer reached a terminal state and handed out its last frame (true without peers).
+  bool peers_finished() const;
+  // A hand-made Ethernet frame (no FCS, 1..65535 bytes) straight into the RX queue, bypassing
+  // the wire (no loss, no delay). Its first beat is transferred at the first edge
+  // >= max(not_before_cycle, cycles() + 1) at which the port is free and the inter-frame gap
+  // has passed; frames become due in (due cycle, call order) order. std::invalid_argument for
+  // an empty or oversized frame.
+  void inject_rx(std::vector<uint8_t> frame, uint64_t not_before_cycle);
+  // Called for every TX frame as it completes (after tx_frames()/pcap, before the wire), inside
+  // the clock loop: it may call inject_rx, add_peer, set_* but not run a host job.
+  void set_tx_observer(std::function<void(const TxFrame&)> observer);
+  void set_drop_hook(DropHook hook);
+  // Frames the wire lost, both directions, in the order they were offered.
+  const std::vector<DroppedFrame>& dropped_frames() const;
+  // PlatformConfig::record_rx_beats: every s_axis_rx beat as seen on the model's pins.
+  const std::vector<RxBeat>& rx_port_beats() const;
 
   struct Impl;
 

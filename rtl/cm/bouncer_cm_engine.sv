@@ -1,0 +1,1385 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// bouncer_cm_engine: the passive connection manager. It owns every cm_node: the context
+// (bouncer_cm_ctx_table), the 4-tuple entry (bouncer_conn_table), the cm_id (bouncer_id_alloc)
+// and the timer (bouncer_cm_timer). Three kinds of jobs reach it and it runs them one at a
+// time, so no two jobs ever race on a node:
+//
+//   RX record  (bouncer_rx_parser, one per received frame)
+//   host reject (bouncer_sq_engine: an MPA_REJECT WQE, PD inline or by address)
+//   timer expiry (bouncer_cm_timer)
+//
+// A job is a short program: gather (conn-table lookup, context read, listener match, MPA
+// request assembly), decide (one combinational step per job kind: `plan`), then an epilogue
+// that performs the plan's actions in a fixed order:
+//
+//   drop payload -> request PD to host (DMA write) -> control segment A (SYN-ACK/ACK/FIN/RST)
+//   -> MPA reject (PD inline, or DMA-read from the host slot / listener template)
+//   -> control segment B (RST behind an ABORT reject) -> event (AEQ)
+//   -> context write, or free (conn-table delete, cm_id back to the free list, timer off)
+//   -> timer set -> host response (the SQ engine writes the CQE)
+//
+// A node's terminal event is always written before its cm_id is freed, so the host never
+// sees a new CONNECT_REQUEST on a cm_id before the old node's end.
+// Sequence-space rules (our side only ever sends SYN-ACK, one reject segment and one FIN):
+//   SYN-ACK at ISS; reject at ISS + 1; FIN right behind the reject (in it for IRDMA).
+//   ctx.IP_ID is the ID of the next frame that carries new sequence space; a retransmission
+//   reuses IP_ID - 1 and the original sequence number, so it is byte-identical. Bare ACKs and
+//   RSTs carry IP_ID without consuming it.
+// Timing: a job occupies the engine for ~10 cycles plus what it waits for (DMA, TX). Host
+// reject, context in hand: PD load (inline: 4 cycles) + builder (4) to the first TX byte.
+`default_nettype none
+module bouncer_cm_engine #(
+  parameter int ADDR_W    = 64,
+  parameter int ID_W      = 10,   // cm_id width = log2 of the context-table depth
+  parameter int NBUF_LOG2 = 3,    // MPA reassembly buffers
+  parameter int NL_LOG2   = 4     // listeners
+) (
+  input  wire                  clk,
+  input  wire                  rst,
+  input  wire                  enable,
+
+  // configuration
+  input  wire [63:0]           cycle_count,
+  input  wire [31:0]           now,            // timer ticks
+  input  wire [ADDR_W-1:0]     pd_base,
+  input  wire [31:0]           rto_init,
+  input  wire [31:0]           rto_max,
+  input  wire [3:0]            rtx_max,
+  input  wire [31:0]           mpa_timeout,
+  input  wire [31:0]           fin_timeout,
+  input  wire [31:0]           time_wait,
+  input  wire [15:0]           tcp_mss,
+  input  wire [3:0]            tcp_wscale,
+  input  wire [15:0]           tcp_wnd,
+  input  wire                  promisc,
+
+  // RX records (bouncer_rx_parser m_meta_*)
+  input  wire                  s_rec_valid,
+  output logic                 s_rec_ready,
+  input  wire [47:0]           s_rec_eth_dst,
+  input  wire [47:0]           s_rec_eth_src,
+  input  wire                  s_rec_vlan_present,
+  input  wire [15:0]           s_rec_vlan_tci,
+  input  wire                  s_rec_tcp,
+  input  wire [7:0]            s_rec_ip_tos,
+  input  wire [31:0]           s_rec_ip_src,
+  input  wire [31:0]           s_rec_ip_dst,
+  input  wire [15:0]           s_rec_src_port,
+  input  wire [15:0]           s_rec_dst_port,
+  input  wire [31:0]           s_rec_seq,
+  input  wire [31:0]           s_rec_ack,
+  input  wire [7:0]            s_rec_flags,
+  input  wire [15:0]           s_rec_payload_len,
+  input  wire                  s_rec_bad,
+
+  // host reject requests (bouncer_sq_engine) and their results
+  input  wire                  s_hrej_valid,
+  output logic                 s_hrej_ready,
+  input  wire [ID_W-1:0]       s_hrej_cm_id,
+  input  wire                  s_hrej_pd_inline,
+  input  wire [ADDR_W-1:0]     s_hrej_pd_addr,
+  input  wire [9:0]            s_hrej_pd_len,
+  input  wire [255:0]          s_hrej_inline_pd,
+  input  wire [1:0]            s_hrej_fin_policy,
+  input  wire                  s_hrej_ird_ord_valid,
+  input  wire [31:0]           s_hrej_ird_ord,
+  output logic                 m_hrsp_valid,   // one-cycle pulse per request
+  output logic [15:0]          m_hrsp_major,
+  output logic [15:0]          m_hrsp_minor,
+  output logic [15:0]          m_hrsp_frame_len,
+  output logic [31:0]          m_hrsp_seq,
+  output logic [63:0]          m_hrsp_first_cycle,
+
+  // timer (bouncer_cm_timer)
+  input  wire                  s_exp_valid,
+  output logic                 s_exp_ready,
+  input  wire [ID_W-1:0]       s_exp_id,
+  output logic                 tmr_set_valid,
+  output logic [ID_W-1:0]      tmr_set_id,
+  output logic                 tmr_set_on,
+  output logic [31:0]          tmr_set_deadline,
+
+  // connection table (bouncer_conn_table)
+  output logic                 ct_cmd_valid,
+  input  wire                  ct_cmd_ready,
+  output logic [1:0]           ct_cmd_op,
+  output logic [31:0]          ct_cmd_rem_ip,
+  output logic [31:0]          ct_cmd_loc_ip,
+  output logic [15:0]          ct_cmd_rem_port,
+  output logic [15:0]          ct_cmd_loc_port,
+  output logic [ID_W-1:0]      ct_cmd_cm_id,
+  input  wire                  ct_res_valid,
+  output logic                 ct_res_ready,
+  input  wire                  ct_res_hit,
+  input  wire [ID_W-1:0]       ct_res_cm_id,
+  input  wire [1:0]            ct_res_status,
+
+  // cm_id free list (bouncer_id_alloc)
+  input  wire                  alloc_valid,
+  output logic                 alloc_ready,
+  input  wire [ID_W-1:0]       alloc_id,
+  output logic                 free_valid,
+  output logic [ID_W-1:0]      free_id,
+
+  // listeners (bouncer_listener_table)
+  output logic                 lk_valid,
+  output logic [31:0]          lk_ip,
+  output logic [15:0]          lk_port,
+  input  wire                  lk_res_valid,
+  input  wire                  lk_hit,
+  input  wire [NL_LOG2-1:0]    lk_idx,
+  input  wire                  lk_full,
+  output logic [NL_LOG2-1:0]   lst_rd_idx,
+  input  wire [1:0]            lst_fin_policy,
+  input  wire [1:0]            lst_auto_reject,
+  input  wire [63:0]           lst_tmpl_addr,
+  input  wire [9:0]            lst_tmpl_len,
+  input  wire                  lst_tmpl_ird_ord_valid,
+  input  wire [31:0]           lst_tmpl_ird_ord,
+  input  wire [47:0]           lst_loc_mac,
+  input  wire [7:0]            lst_ttl,
+  input  wire [7:0]            lst_tos,
+  input  wire [13:0]           lst_max_ird,
+  input  wire [13:0]           lst_max_ord,
+  output logic                 pend_inc,
+  output logic [NL_LOG2-1:0]   pend_inc_idx,
+  output logic                 pend_dec,
+  output logic [NL_LOG2-1:0]   pend_dec_idx,
+
+  // keyed ISN (bouncer_isn_hash)
+  output logic                 isn_valid,
+  input  wire                  isn_ready,
+  output logic [31:0]          isn_loc_ip,
+  output logic [31:0]          isn_rem_ip,
+  output logic [15:0]          isn_loc_port,
+  output logic [15:0]          isn_rem_port,
+  input  wire                  isn_res_valid,
+  output logic                 isn_res_ready,
+  input  wire [31:0]           isn_res,
+
+  // context table port
+  output logic                 ctx_req_valid,
+  input  wire                  ctx_req_ready,
+  output logic                 ctx_req_we,
+  output logic [ID_W-1:0]      ctx_req_addr,
+  output logic [511:0]         ctx_req_wdata,
+  input  wire                  ctx_rsp_valid,
+  input  wire [511:0]          ctx_rsp_rdata,
+
+  // MPA request assembler (bouncer_mpa_req_asm)
+  output logic                 asm_cmd_valid,
+  input  wire                  asm_cmd_ready,
+  output logic                 asm_cmd_append,
+  output logic                 asm_cmd_new,
+  output logic [NBUF_LOG2-1:0] asm_cmd_buf,
+  output logic [9:0]           asm_cmd_offset,
+  output logic [15:0]          asm_cmd_len,
+  input  wire                  asm_rsp_valid,
+  output logic                 asm_rsp_ready,
+  input  wire                  asm_rsp_ok,
+  input  wire [NBUF_LOG2-1:0]  asm_rsp_buf,
+  input  wire [15:0]           asm_rsp_total,
+  input  wire                  asm_rsp_hdr_valid,
+  input  wire                  asm_rsp_key_ok,
+  input  wire [7:0]            asm_rsp_flags,
+  input  wire [7:0]            asm_rsp_rev,
+  input  wire [15:0]           asm_rsp_pd_len,
+  input  wire                  asm_rsp_ird_ord_valid,
+  input  wire [31:0]           asm_rsp_ird_ord,
+  output logic                 asm_rd_valid,
+  input  wire                  asm_rd_ready,
+  output logic [NBUF_LOG2-1:0] asm_rd_buf,
+  output logic [9:0]           asm_rd_start,
+  output logic [9:0]           asm_rd_len,
+  output logic                 asm_rd_free,
+  input  wire                  asm_chunk_valid,
+  output logic                 asm_chunk_ready,
+  input  wire [511:0]          asm_chunk_data,
+  input  wire [3:0]            asm_chunk_beats,
+  input  wire                  asm_chunk_last,
+  output logic                 asm_free_valid,
+  output logic [NBUF_LOG2-1:0] asm_free_buf,
+
+  // TCP control segments (bouncer_tcp_ctrl_builder)
+  output logic                 ctl_valid,
+  input  wire                  ctl_ready,
+  output logic [1:0]           ctl_kind,
+  output logic [47:0]          ctl_rem_mac,
+  output logic [47:0]          ctl_loc_mac,
+  output logic                 ctl_vlan_en,
+  output logic [15:0]          ctl_vlan_tci,
+  output logic [31:0]          ctl_loc_ip,
+  output logic [31:0]          ctl_rem_ip,
+  output logic [7:0]           ctl_tos,
+  output logic [7:0]           ctl_ttl,
+  output logic [15:0]          ctl_ip_id,
+  output logic [15:0]          ctl_loc_port,
+  output logic [15:0]          ctl_rem_port,
+  output logic [31:0]          ctl_seq,
+  output logic [31:0]          ctl_ack,
+  output logic [15:0]          ctl_window,
+  output logic [15:0]          ctl_mss,
+  output logic [7:0]           ctl_wscale,
+
+  // MPA reject frames (bouncer_mpa_reject_builder)
+  output logic                 pd_clear,
+  output logic [9:0]           pd_len,
+  output logic                 pd_wr_en,
+  output logic [6:0]           pd_wr_idx,
+  output logic [63:0]          pd_wr_data,
+  output logic                 rej_start_valid,
+  input  wire                  rej_start_ready,
+  output logic [511:0]         rej_start_ctx,
+  output logic                 rej_start_fin,
+  output logic                 rej_start_ird_ord_valid,
+  output logic [31:0]          rej_start_ird_ord,
+  input  wire [15:0]           rej_frame_len,
+  input  wire [15:0]           rej_seq_advance,
+  input  wire                  rej_first_beat,
+  input  wire                  rej_done,
+  input  wire                  tx_rej_sof,      // the reject's first beat left the TX port
+
+  // DMA read (PD of rejects) and write (request PD to the host slot, posted)
+  output logic                 dma_rd_valid,
+  input  wire                  dma_rd_ready,
+  output logic [ADDR_W-1:0]    dma_rd_addr,
+  output logic [7:0]           dma_rd_beats,
+  input  wire                  rd_valid,
+  input  wire [63:0]           rd_data,
+  input  wire                  rd_last,
+  input  wire                  rd_err,
+  output logic                 dma_wr_valid,
+  input  wire                  dma_wr_ready,
+  output logic [ADDR_W-1:0]    dma_wr_addr,
+  output logic [3:0]           dma_wr_beats,
+  output logic [511:0]         dma_wr_data,
+  input  wire                  dma_wr_done,
+
+  // events (AEQ writer)
+  output logic                 evt_valid,
+  input  wire                  evt_ready,
+  output logic [255:0]         evt,
+
+  output logic                 busy,
+  output logic [23:0]          stat             // STAT_* pulses, bit i -> register 0x300 + 4i
+);
+
+  // statistics bit numbers (register 0x300 + 4 * bit)
+  localparam int ST_RX_BAD = 1, ST_RX_NOT_TCP = 2, ST_SYN_NO_LST = 4, ST_SYN_FULL = 5,
+                 ST_SYN_BACKLOG = 6, ST_SYN_DUP = 7, ST_ESTAB = 8, ST_MPA_REQ = 9,
+                 ST_MPA_ERR = 10, ST_MPA_TMO = 11, ST_REJ_HOST = 12, ST_REJ_AUTO = 13,
+                 ST_RTX = 14, ST_RTX_EXH = 15, ST_RST_TX = 16, ST_RST_RX = 17, ST_OOW = 18,
+                 ST_FIN_TX = 19, ST_CLOSED = 20, ST_EVENTS = 21, ST_REJ_LATE = 22,
+                 ST_ACK_TX = 23;
+
+  localparam logic [1:0] K_SYNACK = 2'd0, K_ACK = 2'd1, K_FIN = 2'd2, K_RST = 2'd3;
+  localparam logic [1:0] CT_LOOKUP = 2'd0, CT_INSERT = 2'd1, CT_DELETE = 2'd2;
+
+  typedef enum logic [5:0] {
+    S_IDLE,
+    // RX
+    S_RX_CLASSIFY, S_CT_LOOKUP, S_CT_LOOKUP_WAIT, S_LST_LOOKUP, S_LST_WAIT, S_NOCONN,
+    S_ALLOC, S_CT_INSERT, S_CT_INSERT_WAIT, S_ISN, S_ISN_WAIT, S_SYN_PLAN,
+    S_CTX_RD, S_CTX_WAIT, S_DISPATCH, S_ASM_CMD, S_ASM_RSP, S_MPA,
+    // epilogue
+    E_DROP, E_DROP_RSP, E_PDDMA_CMD, E_PDDMA_CHUNK, E_PDDMA_WAIT, E_CTRL_A,
+    E_REJ_LOAD, E_REJ_INLINE, E_REJ_DMA_CMD, E_REJ_DMA_DATA, E_REJ_START, E_REJ_WAIT,
+    E_CTRL_B, E_EVT, E_CT_DEL, E_CT_DEL_WAIT, E_FREE, E_CTX_WR, E_TMR, E_HRSP
+  } state_t;
+  state_t state_q;
+
+  typedef enum logic [1:0] { J_RX, J_HOST, J_TMR } job_t;
+  job_t job_q;
+  logic [1:0] rr_q;  // round-robin pointer over the three sources
+
+  // ------------------------------------------------------------------ job registers
+  // RX record
+  logic [47:0] r_eth_src, r_eth_dst;
+  logic        r_vlan;
+  logic [15:0] r_vlan_tci;
+  logic        r_tcp, r_bad;
+  logic [7:0]  r_tos;
+  logic [31:0] r_ip_src, r_ip_dst, r_seq, r_ack;
+  logic [15:0] r_sport, r_dport, r_len;
+  /* verilator lint_off UNUSEDSIGNAL */  // URG, ECE, CWR, PSH are not looked at
+  logic [7:0]  r_flags;
+  /* verilator lint_on UNUSEDSIGNAL */
+  // host request
+  logic                h_pd_inline, h_ird_ord_valid;
+  logic [ADDR_W-1:0]   h_pd_addr;
+  logic [9:0]          h_pd_len;
+  logic [255:0]        h_inline_pd;
+  logic [1:0]          h_fin_policy;
+  logic [31:0]         h_ird_ord;
+
+  logic [ID_W-1:0]     id_q;            // the node this job works on
+  bouncer_regs_pkg::cm_ctx_t             ctx_q;           // as read
+  bouncer_regs_pkg::cm_ctx_t             nctx_q;          // as it will be written
+  logic [NL_LOG2-1:0]  lst_q;
+
+  // plan (what the epilogue does; see plan_t)
+  logic        p_drop_q;                // payload of this record: discard command
+  logic        p_ctrl_b_q;              // RST behind an ABORT reject
+  logic [31:0] p_seq_b_q;
+  logic [15:0] p_ipid_b_q;
+  logic [ADDR_W-1:0] p_rej_addr_q;
+  logic [9:0]  p_pd_start_q, p_pd_len_q;
+  logic [15:0] h_major_q, h_minor_q;
+  logic [15:0] h_flen_q;
+  logic [31:0] h_seq_q;
+  logic [63:0] h_first_q;
+  logic [2:0]  beat_q;
+  logic [ADDR_W-1:0] wr_addr_q;
+  logic        sof_seen_q, done_seen_q;
+  logic        asm_last_q;
+
+  // ------------------------------------------------------------------ helpers
+  function automatic logic [31:0] rto_for(input logic [31:0] base, input logic [31:0] cap,
+                                          input logic [3:0] n);
+    logic [47:0] t;
+    t = {16'd0, base} << n;
+    rto_for = (t > {16'd0, cap}) ? cap : t[31:0];
+  endfunction
+
+  logic [31:0] rto_next;   // after the (rtx_cnt+1)-th retransmission
+  assign rto_next = rto_for(rto_init, rto_max, ctx_q.rtx_cnt + 4'd1);
+
+  // a node still counts against its listener's backlog
+  logic counted;
+  assign counted = ctx_q.hw_node && !ctx_q.auto_rej && !ctx_q.rejected &&
+                   (ctx_q.state == bouncer_regs_pkg::CM_STATE_SYN_RCVD || ctx_q.state == bouncer_regs_pkg::CM_STATE_ESTABLISHED ||
+                    ctx_q.state == bouncer_regs_pkg::CM_STATE_MPAREQ_RCVD || ctx_q.state == bouncer_regs_pkg::CM_STATE_PEER_RESET);
+
+  // request facts
+  logic        enh_req, rej_enh;
+  logic [15:0] pdl_wire;
+  assign enh_req  = (asm_rsp_rev == 8'd2) && asm_rsp_flags[4];
+  assign rej_enh  = (ctx_q.req_rev == 8'd2) && ctx_q.req_flags[4];
+  assign pdl_wire = {6'd0, h_pd_len} + (rej_enh ? 16'd4 : 16'd0);
+
+  logic [31:0] seg_end;    // sequence number after this segment's data
+  assign seg_end = r_seq + {16'd0, r_len};
+
+  logic [ADDR_W-1:0] slot_addr;
+  assign slot_addr = pd_base + {{(ADDR_W-ID_W-9){1'b0}}, id_q, 9'd0};
+
+  // a context for frames to a peer we hold no node for (RST to a stray segment)
+  bouncer_regs_pkg::cm_ctx_t stray_ctx;
+  always_comb begin
+    stray_ctx          = '0;
+    stray_ctx.rem_mac  = r_eth_src;
+    stray_ctx.loc_mac  = r_eth_dst;
+    stray_ctx.vlan_en  = r_vlan;
+    stray_ctx.vlan_tci = r_vlan_tci;
+    stray_ctx.loc_ip   = r_ip_dst;
+    stray_ctx.rem_ip   = r_ip_src;
+    stray_ctx.loc_port = r_dport;
+    stray_ctx.rem_port = r_sport;
+    stray_ctx.rcv_wnd  = tcp_wnd;
+    stray_ctx.ttl      = 8'd64;
+    stray_ctx.tos      = r_tos;
+  end
+
+  // the node a SYN creates (S_SYN_PLAN); ISN from bouncer_isn_hash
+  bouncer_regs_pkg::cm_ctx_t syn_ctx;
+  logic lk_hit_q, lk_full_q;
+  always_comb begin
+    syn_ctx            = '0;
+    syn_ctx.rem_mac    = r_eth_src;
+    syn_ctx.loc_mac    = lst_loc_mac;
+    syn_ctx.vlan_en    = r_vlan;
+    syn_ctx.vlan_tci   = r_vlan_tci;
+    syn_ctx.ctx_valid  = 1'b1;
+    syn_ctx.loc_ip     = r_ip_dst;
+    syn_ctx.rem_ip     = r_ip_src;
+    syn_ctx.loc_port   = r_dport;
+    syn_ctx.rem_port   = r_sport;
+    syn_ctx.rcv_wnd    = tcp_wnd;
+    syn_ctx.ttl        = lst_ttl;
+    syn_ctx.tos        = lst_tos;
+    syn_ctx.snd_nxt    = isn_res + 32'd1;
+    syn_ctx.rcv_nxt    = r_seq + 32'd1;
+    syn_ctx.ip_id      = isn_res[31:16] + 16'd1;
+    syn_ctx.state      = bouncer_regs_pkg::CM_STATE_SYN_RCVD;
+    syn_ctx.fin_policy = lst_fin_policy;
+    syn_ctx.listener   = 4'(lst_q);
+    syn_ctx.auto_rej   = lk_full_q;     // BACKLOG mode, over the backlog: auto-reject
+    syn_ctx.timer_on   = 1'b1;
+    syn_ctx.deadline   = now + rto_init;
+    syn_ctx.iss        = isn_res;
+    syn_ctx.hw_node    = 1'b1;
+  end
+
+  // ------------------------------------------------------------------ job selection
+  logic take_rx, take_host, take_tmr;
+  always_comb begin
+    take_rx = 1'b0; take_host = 1'b0; take_tmr = 1'b0;
+    if (state_q == S_IDLE && enable) begin
+      case (rr_q)
+        2'd0: if (s_rec_valid) take_rx = 1'b1;
+              else if (s_hrej_valid) take_host = 1'b1;
+              else if (s_exp_valid) take_tmr = 1'b1;
+        2'd1: if (s_hrej_valid) take_host = 1'b1;
+              else if (s_exp_valid) take_tmr = 1'b1;
+              else if (s_rec_valid) take_rx = 1'b1;
+        default: if (s_exp_valid) take_tmr = 1'b1;
+              else if (s_rec_valid) take_rx = 1'b1;
+              else if (s_hrej_valid) take_host = 1'b1;
+      endcase
+    end
+  end
+  assign s_rec_ready  = take_rx;
+  assign s_hrej_ready = take_host;
+  assign s_exp_ready  = take_tmr;
+
+  // ------------------------------------------------------------------ plans
+  // Each plan_* block computes the whole decision of one job kind from the gathered state;
+  // the state machine copies it into the p_* registers in one cycle.
+  typedef struct packed {
+    logic        ctrl_a;
+    logic [1:0]  kind_a;
+    logic [31:0] seq_a, ack_a;
+    logic [15:0] ipid_a;
+    logic        rej, rej_fin, rej_iov, rej_first, rst_after;
+    logic [1:0]  rej_src;
+    logic [9:0]  rej_len;
+    logic [31:0] rej_io, rej_seq;
+    logic [15:0] rej_ipid;
+    logic        evt;
+    logic [7:0]  evt_code, evt_reason;
+    logic        free, ctxwr, tmr, append, pddma;
+    logic [15:0] major, minor;
+    logic [23:0] stat;
+    logic        pinc, pdec;
+  } plan_t;
+
+  plan_t    pl_rx, pl_mpa, pl_host, pl_tmr;
+  /* verilator lint_off UNUSEDSIGNAL */  // fields used only while planning
+  plan_t    p_q;
+  /* verilator lint_on UNUSEDSIGNAL */
+  bouncer_regs_pkg::cm_ctx_t  nc_rx, nc_mpa, nc_host, nc_tmr;
+
+  // ---- RX segment on a known node (TCP state machine, passive side)
+  always_comb begin : plan_rx
+    logic ack_ok, all_acked, in_order;
+    logic [3:0] st;
+    pl_rx = '0;
+    nc_rx = ctx_q;
+    st    = ctx_q.state;
+    in_order  = (r_seq == ctx_q.rcv_nxt);
+    all_acked = (r_ack == ctx_q.snd_nxt);
+    ack_ok    = !($signed(r_ack - ctx_q.snd_nxt) > 0);
+    // every reply below that is an ACK uses the current numbers
+    pl_rx.kind_a = K_ACK;
+    pl_rx.seq_a  = ctx_q.snd_nxt;
+    pl_rx.ack_a  = ctx_q.rcv_nxt;
+    pl_rx.ipid_a = ctx_q.ip_id;
+    if (!ctx_q.ctx_valid || st == bouncer_regs_pkg::CM_STATE_PEER_RESET) begin
+      // nothing to do: a RST already ended the exchange; the host's reject frees the node
+    end else if (r_flags[2]) begin                                  // RST
+      if (in_order) begin
+        pl_rx.stat[ST_RST_RX] = 1'b1;
+        if (st == bouncer_regs_pkg::CM_STATE_MPAREQ_RCVD && !ctx_q.rejected) begin
+          nc_rx.state    = bouncer_regs_pkg::CM_STATE_PEER_RESET;
+          nc_rx.timer_on = 1'b0;
+          pl_rx.ctxwr    = 1'b1;
+          pl_rx.tmr      = 1'b1;
+          pl_rx.evt      = ctx_q.hosted;
+          pl_rx.evt_code = bouncer_regs_pkg::AEQ_EVENT_RESET;
+        end else begin
+          pl_rx.free     = 1'b1;
+          pl_rx.evt      = ctx_q.hosted;
+          pl_rx.evt_code = bouncer_regs_pkg::AEQ_EVENT_RESET;
+        end
+      end else begin
+        pl_rx.stat[ST_OOW] = 1'b1;   // not exactly RCV.NXT: ignored (RFC 5961 3.2)
+      end
+    end else if (r_flags[1]) begin                                  // SYN
+      if (st == bouncer_regs_pkg::CM_STATE_SYN_RCVD && r_seq == ctx_q.rcv_nxt - 32'd1) begin
+        pl_rx.stat[ST_SYN_DUP] = 1'b1;                              // same SYN again
+        pl_rx.ctrl_a = 1'b1;
+        pl_rx.kind_a = K_SYNACK;
+        pl_rx.seq_a  = ctx_q.iss;
+        pl_rx.ipid_a = ctx_q.ip_id - 16'd1;
+      end else begin
+        pl_rx.stat[ST_OOW]     = 1'b1;                              // challenge ACK
+        pl_rx.stat[ST_ACK_TX]  = 1'b1;
+        pl_rx.ctrl_a = 1'b1;
+      end
+    end else if (!in_order) begin
+      pl_rx.stat[ST_OOW]    = 1'b1;                                 // duplicate or future
+      pl_rx.stat[ST_ACK_TX] = 1'b1;
+      pl_rx.ctrl_a          = 1'b1;
+    end else if (!r_flags[4]) begin
+      pl_rx.stat[ST_OOW] = 1'b1;                                    // no ACK: dropped
+    end else if (!ack_ok) begin
+      pl_rx.stat[ST_OOW]    = 1'b1;                                 // acks unsent data
+      pl_rx.stat[ST_ACK_TX] = 1'b1;
+      pl_rx.ctrl_a          = 1'b1;
+    end else begin
+      // ---- ACK
+      case (st)
+        bouncer_regs_pkg::CM_STATE_SYN_RCVD: if (all_acked) begin
+          nc_rx.state     = bouncer_regs_pkg::CM_STATE_ESTABLISHED;
+          nc_rx.rtx_cnt   = '0;
+          nc_rx.timer_on  = 1'b1;
+          nc_rx.deadline  = now + mpa_timeout;
+          pl_rx.tmr       = 1'b1;
+          pl_rx.stat[ST_ESTAB] = 1'b1;
+        end
+        bouncer_regs_pkg::CM_STATE_REJ_SENT: if (all_acked) begin                       // siw-safe: now the FIN
+          pl_rx.ctrl_a   = 1'b1;
+          pl_rx.kind_a   = K_FIN;
+          pl_rx.seq_a    = ctx_q.snd_nxt;
+          pl_rx.ipid_a   = ctx_q.ip_id;
+          nc_rx.snd_nxt  = ctx_q.snd_nxt + 32'd1;
+          nc_rx.ip_id    = ctx_q.ip_id + 16'd1;
+          // a FIN in this very segment makes it a passive close too
+          nc_rx.state    = (ctx_q.peer_fin || (r_flags[0] && r_len == 16'd0))
+                         ? bouncer_regs_pkg::CM_STATE_LAST_ACK : bouncer_regs_pkg::CM_STATE_FIN_WAIT1;
+          nc_rx.rtx_cnt  = '0;
+          nc_rx.timer_on = 1'b1;
+          nc_rx.deadline = now + rto_init;
+          pl_rx.tmr      = 1'b1;
+          pl_rx.stat[ST_FIN_TX] = 1'b1;
+        end
+        bouncer_regs_pkg::CM_STATE_FIN_WAIT1: if (all_acked) begin
+          nc_rx.state    = bouncer_regs_pkg::CM_STATE_FIN_WAIT2;
+          nc_rx.rtx_cnt  = '0;
+          nc_rx.timer_on = 1'b1;
+          nc_rx.deadline = now + fin_timeout;
+          pl_rx.tmr      = 1'b1;
+        end
+        bouncer_regs_pkg::CM_STATE_CLOSING: if (all_acked) begin
+          nc_rx.state    = bouncer_regs_pkg::CM_STATE_TIME_WAIT;
+          nc_rx.timer_on = 1'b1;
+          nc_rx.deadline = now + time_wait;
+          pl_rx.tmr      = 1'b1;
+        end
+        bouncer_regs_pkg::CM_STATE_LAST_ACK: if (all_acked) begin
+          pl_rx.free     = 1'b1;
+          pl_rx.evt      = ctx_q.hosted;
+          pl_rx.evt_code = bouncer_regs_pkg::AEQ_EVENT_CLOSED;
+        end
+        default: ;
+      endcase
+      // ---- data: only the MPA request, only while collecting it
+      if (r_len != 16'd0) begin
+        if (nc_rx.state == bouncer_regs_pkg::CM_STATE_ESTABLISHED && !pl_rx.free) begin
+          pl_rx.append = 1'b1;        // S_ASM_CMD/S_MPA take it from here
+        end else begin
+          pl_rx.stat[ST_OOW]    = 1'b1;   // data we never accept: not acknowledged
+          pl_rx.stat[ST_ACK_TX] = !pl_rx.ctrl_a;
+          pl_rx.ctrl_a          = 1'b1;
+        end
+      end else if (r_flags[0] && !pl_rx.free) begin                 // FIN, in order
+        nc_rx.rcv_nxt  = ctx_q.rcv_nxt + 32'd1;
+        nc_rx.peer_fin = 1'b1;
+        case (nc_rx.state)
+          bouncer_regs_pkg::CM_STATE_SYN_RCVD, bouncer_regs_pkg::CM_STATE_ESTABLISHED: begin                  // closed before a request
+            pl_rx.ctrl_a   = 1'b1;
+            pl_rx.kind_a   = K_RST;
+            pl_rx.seq_a    = ctx_q.snd_nxt;
+            pl_rx.ack_a    = ctx_q.rcv_nxt + 32'd1;
+            pl_rx.free     = 1'b1;
+            pl_rx.stat[ST_RST_TX] = 1'b1;
+          end
+          bouncer_regs_pkg::CM_STATE_FIN_WAIT1: begin
+            nc_rx.state = bouncer_regs_pkg::CM_STATE_CLOSING;
+          end
+          bouncer_regs_pkg::CM_STATE_FIN_WAIT2: begin
+            nc_rx.state    = bouncer_regs_pkg::CM_STATE_TIME_WAIT;
+            nc_rx.timer_on = 1'b1;
+            nc_rx.deadline = now + time_wait;
+            pl_rx.tmr      = 1'b1;
+          end
+          default: ;                                                // MPAREQ_RCVD, REJ_SENT: noted
+        endcase
+        if (!pl_rx.free) begin
+          if (pl_rx.kind_a == K_FIN) begin
+            pl_rx.ack_a = ctx_q.rcv_nxt + 32'd1;   // our FIN acknowledges theirs
+          end else begin
+            pl_rx.ctrl_a = 1'b1;
+            pl_rx.kind_a = K_ACK;
+            pl_rx.seq_a  = nc_rx.snd_nxt;
+            pl_rx.ack_a  = ctx_q.rcv_nxt + 32'd1;
+            pl_rx.ipid_a = nc_rx.ip_id;
+            pl_rx.stat[ST_ACK_TX] = 1'b1;
+          end
+        end
+      end
+      if (!pl_rx.free && !pl_rx.append) pl_rx.ctxwr = 1'b1;
+    end
+    if (pl_rx.free) begin
+      pl_rx.pdec = counted;
+      pl_rx.stat[ST_CLOSED] = 1'b1;
+    end
+  end
+
+  // ---- the MPA request after an append (S_MPA): error, incomplete, host or auto
+  always_comb begin : plan_mpa
+    logic [7:0]  err;
+    logic        complete, autorej;
+    logic [13:0] ird, ord;
+    logic [1:0]  apol;
+    apol = (lst_fin_policy == bouncer_regs_pkg::FIN_POLICY_DEFAULT)
+         ? bouncer_regs_pkg::FIN_POLICY_SIW_SAFE : lst_fin_policy;
+    pl_mpa = '0;
+    nc_mpa = ctx_q;
+    err    = bouncer_regs_pkg::MPA_ERROR_NONE;
+    ird    = asm_rsp_ird_ord[29:16];
+    ord    = asm_rsp_ird_ord[13:0];
+    complete = asm_rsp_hdr_valid && (asm_rsp_total == 16'd20 + asm_rsp_pd_len);
+    if (asm_rsp_hdr_valid) begin
+      if (!asm_rsp_key_ok) err = bouncer_regs_pkg::MPA_ERROR_BAD_KEY;
+      else if (asm_rsp_rev == 8'd0 || asm_rsp_rev > 8'd2) err = bouncer_regs_pkg::MPA_ERROR_BAD_REV;
+      else if (asm_rsp_pd_len > 16'(bouncer_regs_pkg::MPA_PD_MAX)) err = bouncer_regs_pkg::MPA_ERROR_PD_TOO_LONG;
+      else if (asm_rsp_total > 16'd20 + asm_rsp_pd_len) err = bouncer_regs_pkg::MPA_ERROR_TOO_LONG;
+      else if (enh_req && asm_rsp_pd_len < 16'd4) err = bouncer_regs_pkg::MPA_ERROR_BAD_REV;
+    end
+    autorej = ctx_q.auto_rej || lst_auto_reject == bouncer_regs_pkg::AUTO_REJECT_ALL ||
+              (lst_auto_reject == bouncer_regs_pkg::AUTO_REJECT_IRD_ORD && enh_req &&
+               (ird > lst_max_ird || ord > lst_max_ord));
+    pl_mpa.kind_a = K_ACK;
+    pl_mpa.seq_a  = ctx_q.snd_nxt;
+    pl_mpa.ack_a  = seg_end;
+    pl_mpa.ipid_a = ctx_q.ip_id;
+    nc_mpa.reasm_on  = 1'b1;
+    nc_mpa.reasm_idx = 4'(asm_rsp_buf);
+    nc_mpa.rx_bytes  = (asm_rsp_total > 16'd1023) ? 10'd1023 : asm_rsp_total[9:0];
+    if (!asm_rsp_ok) begin
+      // no reassembly buffer: the segment is dropped unacknowledged, the peer resends it
+      pl_mpa.stat[ST_OOW] = 1'b1;
+    end else if (err != bouncer_regs_pkg::MPA_ERROR_NONE) begin
+      nc_mpa.reasm_on   = 1'b0;             // S_MPA frees the buffer
+      pl_mpa.ctrl_a     = 1'b1;
+      pl_mpa.kind_a     = K_RST;
+      pl_mpa.free       = 1'b1;
+      pl_mpa.evt        = 1'b1;
+      pl_mpa.evt_code   = bouncer_regs_pkg::AEQ_EVENT_MPA_ERROR;
+      pl_mpa.evt_reason = err;
+      pl_mpa.pdec       = counted;
+      pl_mpa.stat[ST_MPA_ERR] = 1'b1;
+      pl_mpa.stat[ST_RST_TX]  = 1'b1;
+      pl_mpa.stat[ST_CLOSED]  = 1'b1;
+    end else if (!complete) begin
+      nc_mpa.rcv_nxt = seg_end;
+      pl_mpa.ctrl_a  = 1'b1;
+      pl_mpa.ctxwr   = 1'b1;
+      pl_mpa.tmr     = 1'b1;
+      pl_mpa.stat[ST_ACK_TX] = 1'b1;
+    end else begin
+      nc_mpa.rcv_nxt     = seg_end;
+      nc_mpa.req_rev     = asm_rsp_rev;
+      nc_mpa.req_flags   = asm_rsp_flags;
+      nc_mpa.req_ird_ord = enh_req ? asm_rsp_ird_ord : 32'd0;
+      nc_mpa.reasm_on    = 1'b0;
+      nc_mpa.timer_on    = 1'b0;
+      nc_mpa.state       = bouncer_regs_pkg::CM_STATE_MPAREQ_RCVD;
+      pl_mpa.ctxwr       = 1'b1;
+      pl_mpa.tmr         = 1'b1;
+      pl_mpa.stat[ST_MPA_REQ] = 1'b1;
+      if (autorej) begin
+        // the listener's template and FIN policy, as if the host had rejected at once
+        nc_mpa.rejected   = 1'b1;
+        nc_mpa.fin_policy = apol;
+        nc_mpa.rej_pd_len = lst_tmpl_len;
+        nc_mpa.rej_ird_ord_valid = lst_tmpl_ird_ord_valid;
+        if (lst_tmpl_ird_ord_valid) nc_mpa.req_ird_ord = lst_tmpl_ird_ord;
+        nc_mpa.rej_fin    = (apol == bouncer_regs_pkg::FIN_POLICY_IRDMA);
+        nc_mpa.ip_id      = ctx_q.ip_id + 16'd1;
+        nc_mpa.rtx_cnt    = '0;
+        nc_mpa.state      = (apol == bouncer_regs_pkg::FIN_POLICY_IRDMA)
+                          ? bouncer_regs_pkg::CM_STATE_FIN_WAIT1 : bouncer_regs_pkg::CM_STATE_REJ_SENT;
+        nc_mpa.timer_on   = 1'b1;
+        nc_mpa.deadline   = now + rto_init;
+        pl_mpa.rej_fin    = (apol == bouncer_regs_pkg::FIN_POLICY_IRDMA);
+        pl_mpa.stat[ST_FIN_TX] = (apol == bouncer_regs_pkg::FIN_POLICY_IRDMA);
+        if (apol == bouncer_regs_pkg::FIN_POLICY_ABORT) begin
+          pl_mpa.rst_after = 1'b1;
+          pl_mpa.free      = 1'b1;
+          pl_mpa.ctxwr     = 1'b0;
+          pl_mpa.stat[ST_RST_TX] = 1'b1;
+          pl_mpa.stat[ST_CLOSED] = 1'b1;
+        end
+        pl_mpa.rej       = 1'b1;
+        pl_mpa.rej_first = 1'b1;
+        pl_mpa.rej_src   = 2'd1;
+        pl_mpa.rej_len   = lst_tmpl_len;
+        pl_mpa.rej_iov   = lst_tmpl_ird_ord_valid;
+        pl_mpa.rej_io    = lst_tmpl_ird_ord;
+        pl_mpa.rej_seq   = ctx_q.snd_nxt;
+        pl_mpa.rej_ipid  = ctx_q.ip_id;
+        pl_mpa.pdec      = counted;
+        nc_mpa.auto_rej  = 1'b1;
+        pl_mpa.stat[ST_REJ_AUTO] = 1'b1;
+      end else begin
+        pl_mpa.pddma  = 1'b1;
+        pl_mpa.ctrl_a = 1'b1;           // acknowledge the request while the host decides
+        pl_mpa.evt    = 1'b1;
+        pl_mpa.evt_code = bouncer_regs_pkg::AEQ_EVENT_CONNECT_REQUEST;
+        nc_mpa.hosted = 1'b1;
+        pl_mpa.stat[ST_ACK_TX] = 1'b1;
+      end
+    end
+  end
+
+  // ---- host reject
+  always_comb begin : plan_host
+    logic [1:0] pol;
+    pl_host = '0;
+    nc_host = ctx_q;
+    pol = (h_fin_policy != bouncer_regs_pkg::FIN_POLICY_DEFAULT) ? h_fin_policy : ctx_q.fin_policy;
+    if (pol == bouncer_regs_pkg::FIN_POLICY_DEFAULT) pol = bouncer_regs_pkg::FIN_POLICY_SIW_SAFE;
+    if (!ctx_q.ctx_valid) begin
+      pl_host.major = bouncer_regs_pkg::CQ_MAJOR_CTX; pl_host.minor = bouncer_regs_pkg::CQ_MINOR_NO_CONTEXT;
+    end else if (ctx_q.state == bouncer_regs_pkg::CM_STATE_PEER_RESET && !ctx_q.rejected) begin
+      pl_host.major = bouncer_regs_pkg::CQ_MAJOR_CTX; pl_host.minor = bouncer_regs_pkg::CQ_MINOR_PEER_RESET;
+      pl_host.free  = 1'b1;
+      pl_host.pdec  = counted;
+      pl_host.stat[ST_REJ_LATE] = 1'b1;
+      pl_host.stat[ST_CLOSED]   = 1'b1;
+    end else if (ctx_q.rejected || ctx_q.state != bouncer_regs_pkg::CM_STATE_MPAREQ_RCVD) begin
+      pl_host.major = bouncer_regs_pkg::CQ_MAJOR_CTX; pl_host.minor = bouncer_regs_pkg::CQ_MINOR_BAD_STATE;
+    end else if (ctx_q.req_rev != 8'd1 && ctx_q.req_rev != 8'd2) begin
+      pl_host.major = bouncer_regs_pkg::CQ_MAJOR_CTX; pl_host.minor = bouncer_regs_pkg::CQ_MINOR_BAD_REV;
+    end else if (pdl_wire > 16'(bouncer_regs_pkg::MPA_PD_MAX)) begin
+      pl_host.major = bouncer_regs_pkg::CQ_MAJOR_WQE; pl_host.minor = bouncer_regs_pkg::CQ_MINOR_PD_TOO_LONG;
+    end else begin
+      pl_host.rej       = 1'b1;
+      pl_host.rej_first = 1'b1;
+      pl_host.rej_src   = h_pd_inline ? 2'd0 : 2'd1;
+      pl_host.rej_len   = h_pd_len;
+      pl_host.rej_fin   = (pol == bouncer_regs_pkg::FIN_POLICY_IRDMA);
+      pl_host.rej_iov   = h_ird_ord_valid;
+      pl_host.rej_io    = h_ird_ord;
+      pl_host.rej_seq   = ctx_q.snd_nxt;
+      pl_host.rej_ipid  = ctx_q.ip_id;
+      pl_host.pdec      = counted;
+      pl_host.stat[ST_REJ_HOST] = 1'b1;
+      pl_host.stat[ST_FIN_TX]   = (pol == bouncer_regs_pkg::FIN_POLICY_IRDMA);
+      nc_host.rejected  = 1'b1;
+      nc_host.fin_policy = pol;
+      nc_host.rej_pd_len = h_pd_len;
+      nc_host.rej_ird_ord_valid = h_ird_ord_valid;
+      if (h_ird_ord_valid) nc_host.req_ird_ord = h_ird_ord;
+      nc_host.rej_fin   = (pol == bouncer_regs_pkg::FIN_POLICY_IRDMA);
+      nc_host.ip_id     = ctx_q.ip_id + 16'd1;
+      nc_host.rtx_cnt   = '0;
+      // SND_NXT moves by the builder's seq_advance once the frame is out (E_REJ_WAIT)
+      case (pol)
+        bouncer_regs_pkg::FIN_POLICY_IRDMA: nc_host.state = ctx_q.peer_fin ? bouncer_regs_pkg::CM_STATE_LAST_ACK : bouncer_regs_pkg::CM_STATE_FIN_WAIT1;
+        bouncer_regs_pkg::FIN_POLICY_ABORT: nc_host.state = ctx_q.state;
+        default:          nc_host.state = bouncer_regs_pkg::CM_STATE_REJ_SENT;
+      endcase
+      if (pol == bouncer_regs_pkg::FIN_POLICY_ABORT) begin
+        pl_host.rst_after = 1'b1;
+        pl_host.free  = ctx_q.hw_node;
+        pl_host.ctxwr = !ctx_q.hw_node;
+        pl_host.evt   = ctx_q.hw_node && ctx_q.hosted;
+        pl_host.evt_code   = bouncer_regs_pkg::AEQ_EVENT_CLOSED;
+        pl_host.evt_reason = 8'd1;
+        pl_host.stat[ST_RST_TX] = 1'b1;
+        pl_host.stat[ST_CLOSED] = ctx_q.hw_node;
+      end else begin
+        pl_host.ctxwr = 1'b1;
+        // host-written contexts (no peer model behind them) get no timer
+        nc_host.timer_on = ctx_q.hw_node;
+        nc_host.deadline = now + rto_init;
+        pl_host.tmr      = ctx_q.hw_node;
+      end
+    end
+  end
+
+  // ---- timer expiry
+  always_comb begin : plan_tmr
+    logic due, exhausted, rej_again;
+    logic [3:0] st;
+    pl_tmr = '0;
+    nc_tmr = ctx_q;
+    st = ctx_q.state;
+    due       = ctx_q.ctx_valid && ctx_q.timer_on && !($signed(now - ctx_q.deadline) < 0);
+    exhausted = (ctx_q.rtx_cnt >= rtx_max);
+    rej_again = (st == bouncer_regs_pkg::CM_STATE_REJ_SENT) || ctx_q.rej_fin;
+    pl_tmr.seq_a  = ctx_q.snd_nxt;
+    pl_tmr.ack_a  = ctx_q.rcv_nxt;
+    pl_tmr.ipid_a = ctx_q.ip_id;
+    pl_tmr.kind_a = K_RST;
+    if (due) begin
+      case (st)
+        bouncer_regs_pkg::CM_STATE_SYN_RCVD: if (exhausted) begin                        // irdma: just drop it
+          pl_tmr.free = 1'b1;
+          pl_tmr.stat[ST_RTX_EXH] = 1'b1;
+        end else begin
+          pl_tmr.ctrl_a = 1'b1;
+          pl_tmr.kind_a = K_SYNACK;
+          pl_tmr.seq_a  = ctx_q.iss;
+          pl_tmr.ipid_a = ctx_q.ip_id - 16'd1;
+          pl_tmr.stat[ST_RTX] = 1'b1;
+        end
+        bouncer_regs_pkg::CM_STATE_ESTABLISHED: begin                                    // no MPA request in time
+          pl_tmr.ctrl_a = 1'b1;
+          pl_tmr.free   = 1'b1;
+          pl_tmr.stat[ST_MPA_TMO] = 1'b1;
+          pl_tmr.stat[ST_RST_TX]  = 1'b1;
+        end
+        bouncer_regs_pkg::CM_STATE_REJ_SENT, bouncer_regs_pkg::CM_STATE_FIN_WAIT1, bouncer_regs_pkg::CM_STATE_CLOSING, bouncer_regs_pkg::CM_STATE_LAST_ACK: if (exhausted) begin
+          pl_tmr.ctrl_a   = 1'b1;
+          pl_tmr.free     = 1'b1;
+          pl_tmr.evt      = ctx_q.hosted;
+          pl_tmr.evt_code = bouncer_regs_pkg::AEQ_EVENT_RTX_EXHAUSTED;
+          pl_tmr.stat[ST_RTX_EXH] = 1'b1;
+          pl_tmr.stat[ST_RST_TX]  = 1'b1;
+        end else if (rej_again) begin
+          pl_tmr.rej      = 1'b1;
+          pl_tmr.rej_src  = 2'd1;
+          pl_tmr.rej_len  = ctx_q.rej_pd_len;
+          pl_tmr.rej_fin  = ctx_q.rej_fin;
+          pl_tmr.rej_iov  = ctx_q.rej_ird_ord_valid;
+          pl_tmr.rej_io   = ctx_q.req_ird_ord;
+          pl_tmr.rej_seq  = ctx_q.iss + 32'd1;
+          pl_tmr.rej_ipid = ctx_q.ip_id - 16'd1;
+          pl_tmr.stat[ST_RTX] = 1'b1;
+        end else begin                                              // the bare FIN again
+          pl_tmr.ctrl_a = 1'b1;
+          pl_tmr.kind_a = K_FIN;
+          pl_tmr.seq_a  = ctx_q.snd_nxt - 32'd1;
+          pl_tmr.ipid_a = ctx_q.ip_id - 16'd1;
+          pl_tmr.stat[ST_RTX] = 1'b1;
+        end
+        bouncer_regs_pkg::CM_STATE_FIN_WAIT2: begin
+          pl_tmr.ctrl_a   = 1'b1;
+          pl_tmr.free     = 1'b1;
+          pl_tmr.evt      = ctx_q.hosted;
+          pl_tmr.evt_code = bouncer_regs_pkg::AEQ_EVENT_TIMEOUT;
+          pl_tmr.stat[ST_RST_TX] = 1'b1;
+        end
+        bouncer_regs_pkg::CM_STATE_TIME_WAIT: begin
+          pl_tmr.free     = 1'b1;
+          pl_tmr.evt      = ctx_q.hosted;
+          pl_tmr.evt_code = bouncer_regs_pkg::AEQ_EVENT_CLOSED;
+        end
+        default: ;
+      endcase
+      if (!pl_tmr.free && (pl_tmr.ctrl_a || pl_tmr.rej)) begin     // a retransmission
+        nc_tmr.rtx_cnt  = ctx_q.rtx_cnt + 4'd1;
+        nc_tmr.deadline = now + rto_next;
+        pl_tmr.ctxwr    = 1'b1;
+        pl_tmr.tmr      = 1'b1;
+      end
+      if (pl_tmr.free) begin
+        pl_tmr.pdec = counted;
+        pl_tmr.stat[ST_CLOSED] = 1'b1;
+      end
+    end
+  end
+
+  // ------------------------------------------------------------------ event image
+  bouncer_regs_pkg::aeqe_t ev;
+  always_comb begin
+    ev            = '0;
+    ev.rem_ip     = nctx_q.rem_ip;
+    ev.loc_ip     = nctx_q.loc_ip;
+    ev.rem_port   = nctx_q.rem_port;
+    ev.loc_port   = nctx_q.loc_port;
+    ev.cm_id      = 24'(id_q);
+    ev.listener   = 4'(nctx_q.listener);
+    ev.event_code = p_q.evt_code;
+    ev.reason     = p_q.evt_reason;
+    if (p_q.evt_code == bouncer_regs_pkg::AEQ_EVENT_CONNECT_REQUEST) begin
+      ev.ird_ord   = nctx_q.req_ird_ord;
+      ev.pd_offset = 32'({id_q, 9'd0});
+      ev.pd_len    = {6'd0, p_pd_len_q};
+      ev.rev       = nctx_q.req_rev;
+      ev.flags     = nctx_q.req_flags;
+    end
+  end
+  assign evt = ev;
+
+  // ------------------------------------------------------------------ state machine
+  logic        syn_seg;
+  assign syn_seg = r_flags[1] && !r_flags[4] && !r_flags[2];
+
+
+  always_ff @(posedge clk) begin
+    m_hrsp_valid <= 1'b0;
+    pend_inc     <= 1'b0;
+    pend_dec     <= 1'b0;
+    free_valid   <= 1'b0;
+    tmr_set_valid <= 1'b0;
+    asm_free_valid <= 1'b0;
+    pd_clear     <= 1'b0;
+    pd_wr_en     <= 1'b0;
+
+    stat <= '0;
+    case (state_q)
+      // ================================================================ job intake
+      S_IDLE: begin
+        p_q <= '0; p_drop_q <= 1'b0; p_ctrl_b_q <= 1'b0;
+        h_major_q <= bouncer_regs_pkg::CQ_MAJOR_OK; h_minor_q <= bouncer_regs_pkg::CQ_MINOR_NONE; h_flen_q <= '0; h_seq_q <= '0;
+        h_first_q <= '0;
+        if (take_rx) begin
+          job_q      <= J_RX;
+          rr_q       <= 2'd1;
+          r_eth_src  <= s_rec_eth_src;   r_eth_dst <= s_rec_eth_dst;
+          r_vlan     <= s_rec_vlan_present; r_vlan_tci <= s_rec_vlan_tci;
+          r_tcp      <= s_rec_tcp;       r_bad     <= s_rec_bad;
+          r_tos      <= s_rec_ip_tos;
+          r_ip_src   <= s_rec_ip_src;    r_ip_dst  <= s_rec_ip_dst;
+          r_sport    <= s_rec_src_port;  r_dport   <= s_rec_dst_port;
+          r_seq      <= s_rec_seq;       r_ack     <= s_rec_ack;
+          r_flags    <= s_rec_flags;     r_len     <= s_rec_payload_len;
+          state_q    <= S_RX_CLASSIFY;
+        end else if (take_host) begin
+          job_q        <= J_HOST;
+          rr_q         <= 2'd2;
+          id_q         <= s_hrej_cm_id;
+          h_pd_inline  <= s_hrej_pd_inline;
+          h_pd_addr    <= s_hrej_pd_addr;
+          h_pd_len     <= s_hrej_pd_len;
+          h_inline_pd  <= s_hrej_inline_pd;
+          h_fin_policy <= s_hrej_fin_policy;
+          h_ird_ord_valid <= s_hrej_ird_ord_valid;
+          h_ird_ord    <= s_hrej_ird_ord;
+          state_q      <= S_CTX_RD;
+        end else if (take_tmr) begin
+          job_q   <= J_TMR;
+          rr_q    <= 2'd0;
+          id_q    <= s_exp_id;
+          state_q <= S_CTX_RD;
+        end
+      end
+
+      // ================================================================ RX gather
+      S_RX_CLASSIFY: begin
+        p_drop_q <= (r_len != 16'd0);       // until an append takes it
+        if (r_bad) begin
+          p_q.stat[ST_RX_BAD] <= 1'b1;
+          state_q <= E_DROP;
+        end else if (!r_tcp || (!promisc && r_eth_dst[40])) begin
+          p_q.stat[ST_RX_NOT_TCP] <= 1'b1;
+          state_q <= E_DROP;
+        end else begin
+          state_q <= S_CT_LOOKUP;
+        end
+      end
+      S_CT_LOOKUP: if (ct_cmd_ready) state_q <= S_CT_LOOKUP_WAIT;
+      S_CT_LOOKUP_WAIT: if (ct_res_valid) begin
+        if (ct_res_hit) begin
+          id_q    <= ct_res_cm_id;
+          state_q <= S_CTX_RD;
+        end else begin
+          state_q <= S_LST_LOOKUP;
+        end
+      end
+      S_LST_LOOKUP: state_q <= S_LST_WAIT;
+      S_LST_WAIT: if (lk_res_valid) begin
+        lst_q   <= lk_idx;
+        nctx_q  <= stray_ctx;
+        state_q <= S_NOCONN;
+        if (syn_seg && lk_hit && !(lk_full && lst_auto_reject != bouncer_regs_pkg::AUTO_REJECT_BACKLOG)) begin
+          state_q <= S_ALLOC;
+        end else if (syn_seg && lk_hit) begin
+          p_q.stat[ST_SYN_BACKLOG] <= 1'b1;
+          state_q <= E_DROP;
+        end
+      end
+      S_NOCONN: begin
+        // a SYN with no listener, or a segment for no node on a listening port: RST.
+        // Stray RSTs and segments to ports nobody listens on are dropped silently.
+        if (r_flags[2] || (!syn_seg && (!lk_hit_q || !r_flags[4]))) begin
+          state_q <= E_DROP;
+        end else begin
+          if (syn_seg) p_q.stat[ST_SYN_NO_LST] <= 1'b1;
+          p_q.stat[ST_RST_TX] <= 1'b1;
+          p_q.ctrl_a <= 1'b1;
+          p_q.kind_a <= K_RST;
+          p_q.seq_a  <= r_flags[4] ? r_ack : 32'd0;
+          p_q.ack_a  <= seg_end + {31'd0, r_flags[1]} + {31'd0, r_flags[0]};
+          p_q.ipid_a <= 16'd0;
+          state_q    <= E_DROP;
+        end
+      end
+      S_ALLOC: begin
+        if (alloc_valid) begin
+          id_q    <= alloc_id;
+          state_q <= S_CT_INSERT;
+        end else begin
+          p_q.stat[ST_SYN_FULL] <= 1'b1;
+          state_q <= E_DROP;
+        end
+      end
+      S_CT_INSERT: if (ct_cmd_ready) state_q <= S_CT_INSERT_WAIT;
+      S_CT_INSERT_WAIT: if (ct_res_valid) begin
+        if (ct_res_status == 2'd0) begin
+          state_q <= S_ISN;
+        end else begin                      // bucket full (or a race we do not have): drop
+          free_valid <= 1'b1;
+          free_id    <= id_q;
+          p_q.stat[ST_SYN_FULL] <= 1'b1;
+          state_q <= E_DROP;
+        end
+      end
+      S_ISN: if (isn_ready) state_q <= S_ISN_WAIT;
+      S_ISN_WAIT: if (isn_res_valid) state_q <= S_SYN_PLAN;
+      S_SYN_PLAN: begin
+        // the new node, SYN-ACK out, timer armed
+        nctx_q            <= syn_ctx;
+        pend_inc          <= !lk_full_q;
+        pend_inc_idx      <= lst_q;
+        p_q.ctrl_a <= 1'b1;
+        p_q.kind_a <= K_SYNACK;
+        p_q.seq_a  <= isn_res;
+        p_q.ack_a  <= r_seq + 32'd1;
+        p_q.ipid_a <= isn_res[31:16];
+        p_q.ctxwr  <= 1'b1;
+        p_q.tmr    <= 1'b1;
+        state_q    <= E_DROP;
+      end
+
+      // ================================================================ node jobs
+      S_CTX_RD: if (ctx_req_ready) state_q <= S_CTX_WAIT;
+      S_CTX_WAIT: if (ctx_rsp_valid) begin
+        ctx_q   <= ctx_rsp_rdata;
+        state_q <= S_DISPATCH;
+      end
+      S_DISPATCH: begin
+        // lst_rd_idx follows ctx_q.listener from this cycle on (see below)
+        case (job_q)
+          J_RX: begin
+            p_q <= pl_rx;
+            nctx_q  <= nc_rx;
+            if (pl_rx.append) begin
+              ctx_q    <= nc_rx;          // S_MPA builds on the state after the ACK
+              p_drop_q <= 1'b0;
+              state_q  <= S_ASM_CMD;
+            end else begin
+              state_q  <= E_DROP;
+            end
+          end
+          J_HOST: begin
+            p_q <= pl_host;
+            nctx_q    <= nc_host;
+            h_major_q <= pl_host.major;
+            h_minor_q <= pl_host.minor;
+            p_ctrl_b_q <= pl_host.rst_after;
+            state_q   <= E_DROP;
+          end
+          default: begin
+            p_q <= pl_tmr;
+            nctx_q  <= nc_tmr;
+            state_q <= E_DROP;
+          end
+        endcase
+      end
+      S_ASM_CMD: if (asm_cmd_ready) state_q <= S_ASM_RSP;
+      S_ASM_RSP: if (asm_rsp_valid) state_q <= S_MPA;
+      S_MPA: begin
+        // asm_rsp_* are held (ready only now)
+        p_q <= pl_mpa;
+        p_q.stat <= p_q.stat | pl_mpa.stat;
+        nctx_q <= nc_mpa;
+        p_pd_start_q <= enh_req ? 10'd24 : 10'd20;
+        p_pd_len_q   <= asm_rsp_pd_len[9:0] - (enh_req ? 10'd4 : 10'd0);
+        if (pl_mpa.free || (pl_mpa.rej && asm_rsp_ok)) begin
+          asm_free_valid <= asm_rsp_ok;     // the request is no longer needed
+          asm_free_buf   <= asm_rsp_buf;
+        end
+        if (pl_mpa.rej) begin
+          p_rej_addr_q <= lst_tmpl_addr[ADDR_W-1:0];
+          p_ctrl_b_q   <= pl_mpa.rst_after;
+        end
+        state_q <= E_DROP;
+      end
+
+      // ================================================================ epilogue
+      E_DROP: begin
+        if (!p_drop_q) state_q <= E_PDDMA_CMD;
+        else if (asm_cmd_ready) state_q <= E_DROP_RSP;
+      end
+      E_DROP_RSP: if (asm_rsp_valid) state_q <= E_PDDMA_CMD;   // (the command went out in E_DROP)
+      E_PDDMA_CMD: begin
+        wr_addr_q <= slot_addr;
+        if (!p_q.pddma) state_q <= E_CTRL_A;
+        else if (asm_rd_ready) state_q <= (p_pd_len_q == 10'd0) ? E_CTRL_A : E_PDDMA_CHUNK;
+      end
+      E_PDDMA_CHUNK: if (asm_chunk_valid && dma_wr_ready) begin
+        asm_last_q <= asm_chunk_last;
+        state_q    <= E_PDDMA_WAIT;
+      end
+      E_PDDMA_WAIT: if (dma_wr_done) begin
+        wr_addr_q <= wr_addr_q + 64;
+        state_q   <= asm_last_q ? E_CTRL_A : E_PDDMA_CHUNK;
+      end
+      E_CTRL_A: if (!p_q.ctrl_a || ctl_ready) state_q <= E_REJ_LOAD;
+      E_REJ_LOAD: begin
+        beat_q <= '0;
+        if (!p_q.rej) begin
+          state_q <= E_CTRL_B;
+        end else begin
+          pd_clear <= 1'b1;
+          if (p_q.rej_len == 10'd0) state_q <= E_REJ_START;
+          else if (p_q.rej_src == 2'd0) state_q <= E_REJ_INLINE;
+          else state_q <= E_REJ_DMA_CMD;
+          if (job_q == J_TMR) p_rej_addr_q <= ctx_q.auto_rej ? lst_tmpl_addr[ADDR_W-1:0] : slot_addr;
+          else if (job_q == J_HOST) p_rej_addr_q <= h_pd_addr;
+        end
+      end
+      E_REJ_INLINE: begin
+        pd_wr_en   <= 1'b1;
+        pd_wr_idx  <= {4'd0, beat_q};
+        pd_wr_data <= h_inline_pd[64*beat_q[1:0] +: 64];
+        beat_q     <= beat_q + 3'd1;
+        if (beat_q == 3'd3 || {4'd0, beat_q + 3'd1, 3'b000} >= p_q.rej_len) state_q <= E_REJ_START;
+      end
+      E_REJ_DMA_CMD: if (dma_rd_ready) begin
+        pd_wr_idx <= '1;
+        state_q   <= E_REJ_DMA_DATA;
+      end
+      E_REJ_DMA_DATA: if (rd_valid) begin
+        pd_wr_en   <= 1'b1;
+        pd_wr_idx  <= pd_wr_idx + 7'd1;
+        pd_wr_data <= rd_data;
+        if (rd_last) begin
+          if (rd_err) begin
+            // the PD cannot be read: nothing is sent. A host reject completes with
+            // DMA/DMA_PD and leaves the node as it was; a retransmission is skipped.
+            h_major_q <= bouncer_regs_pkg::CQ_MAJOR_DMA;
+            h_minor_q <= bouncer_regs_pkg::CQ_MINOR_DMA_PD;
+            p_q.rej   <= 1'b0;
+            p_ctrl_b_q <= 1'b0;
+            // nothing went out: count nothing (the backlog slot stays taken for a host reject)
+            p_q.stat[ST_REJ_HOST] <= 1'b0;
+            p_q.stat[ST_REJ_AUTO] <= 1'b0;
+            p_q.stat[ST_FIN_TX]   <= 1'b0;
+            p_q.stat[ST_RTX]      <= 1'b0;
+            if (job_q == J_HOST) begin
+              p_q.ctxwr <= 1'b0; p_q.tmr <= 1'b0; p_q.free <= 1'b0; p_q.evt <= 1'b0;
+              p_q.pdec  <= 1'b0;
+              p_q.stat[ST_RST_TX] <= 1'b0;
+              p_q.stat[ST_CLOSED] <= 1'b0;
+            end
+            state_q   <= E_CTRL_B;
+          end else begin
+            state_q <= E_REJ_START;
+          end
+        end
+      end
+      E_REJ_START: if (rej_start_ready && !pd_wr_en) begin
+        sof_seen_q <= 1'b0;
+        done_seen_q <= 1'b0;
+        state_q <= E_REJ_WAIT;
+      end
+      E_REJ_WAIT: begin
+        // the builder's done, and the frame's first beat out of the TX arbiter (the CQE's
+        // latency is measured at the port, behind the arbiter's register)
+        if (tx_rej_sof) begin
+          // cycle_count still shows the count before this edge; the beat is transferred at
+          // the edge that ends this cycle (the numbering of CYCLE_LO and the CQE doorbell stamp)
+          h_first_q  <= cycle_count + 64'd1;
+          sof_seen_q <= 1'b1;
+        end
+        if (rej_done) done_seen_q <= 1'b1;
+        if ((rej_done || done_seen_q) && (tx_rej_sof || sof_seen_q)) begin
+          h_flen_q <= rej_frame_len;
+          h_seq_q  <= p_q.rej_seq;
+          if (p_q.rej_first) nctx_q.snd_nxt <= p_q.rej_seq + {16'd0, rej_seq_advance};
+          p_seq_b_q  <= p_q.rej_seq + {16'd0, rej_seq_advance};
+          p_ipid_b_q <= nctx_q.ip_id;
+          state_q <= E_CTRL_B;
+        end
+      end
+      E_CTRL_B: if (!p_ctrl_b_q || ctl_ready) state_q <= E_EVT;
+      E_EVT: if (!p_q.evt || evt_ready) begin
+        if (p_q.evt) p_q.stat[ST_EVENTS] <= 1'b1;
+        state_q <= p_q.free ? (nctx_q.hw_node ? E_CT_DEL : E_FREE) : E_CTX_WR;
+      end
+      E_CT_DEL: if (ct_cmd_ready) state_q <= E_CT_DEL_WAIT;
+      E_CT_DEL_WAIT: if (ct_res_valid) state_q <= E_FREE;
+      E_FREE: if (ctx_req_ready) begin
+        free_valid    <= nctx_q.hw_node;
+        free_id       <= id_q;
+        tmr_set_valid <= 1'b1;
+        tmr_set_id    <= id_q;
+        tmr_set_on    <= 1'b0;
+        tmr_set_deadline <= '0;
+        if (nctx_q.reasm_on) begin
+          asm_free_valid <= 1'b1;
+          asm_free_buf   <= NBUF_LOG2'(nctx_q.reasm_idx);
+        end
+        state_q <= E_HRSP;
+      end
+      E_CTX_WR: if (!p_q.ctxwr || ctx_req_ready) state_q <= E_TMR;
+      E_TMR: begin
+        if (p_q.tmr) begin
+          tmr_set_valid    <= 1'b1;
+          tmr_set_id       <= id_q;
+          tmr_set_on       <= nctx_q.timer_on;
+          tmr_set_deadline <= nctx_q.deadline;
+        end
+        state_q <= E_HRSP;
+      end
+      E_HRSP: begin
+        m_hrsp_valid <= (job_q == J_HOST);
+        pend_dec     <= p_q.pdec;       // at the end, so a job that sent nothing keeps it
+        pend_dec_idx <= NL_LOG2'(nctx_q.listener);
+        stat         <= p_q.stat;
+        state_q      <= S_IDLE;
+      end
+      default: state_q <= S_IDLE;
+    endcase
+
+
+    if (rst) begin
+      state_q <= S_IDLE;
+      rr_q    <= '0;
+      job_q   <= J_RX;
+      stat    <= '0;
+      m_hrsp_valid <= 1'b0;
+      pend_inc <= 1'b0;
+      pend_dec <= 1'b0;
+      free_valid <= 1'b0;
+      tmr_set_valid <= 1'b0;
+      asm_free_valid <= 1'b0;
+      pd_clear <= 1'b0;
+      pd_wr_en <= 1'b0;
+    end
+  end
+
+  // listener facts captured with the match
+  always_ff @(posedge clk) begin
+    if (state_q == S_LST_WAIT && lk_res_valid) begin
+      lk_hit_q  <= lk_hit;
+      lk_full_q <= lk_full && lk_hit;
+    end
+  end
+
+
+  // ------------------------------------------------------------------ outputs
+  always_comb begin
+    case (state_q)
+      S_LST_WAIT:                    lst_rd_idx = lk_idx;
+      S_ALLOC, S_CT_INSERT, S_CT_INSERT_WAIT, S_ISN, S_ISN_WAIT, S_SYN_PLAN,
+      S_NOCONN:                      lst_rd_idx = lst_q;
+      default:                       lst_rd_idx = NL_LOG2'(ctx_q.listener);
+    endcase
+  end
+
+  assign lk_valid = (state_q == S_LST_LOOKUP);
+  assign lk_ip    = r_ip_dst;
+  assign lk_port  = r_dport;
+
+  assign alloc_ready = (state_q == S_ALLOC);
+
+  assign ct_cmd_valid    = (state_q == S_CT_LOOKUP) || (state_q == S_CT_INSERT) ||
+                           (state_q == E_CT_DEL);
+  assign ct_cmd_op       = (state_q == S_CT_INSERT) ? CT_INSERT :
+                           (state_q == E_CT_DEL) ? CT_DELETE : CT_LOOKUP;
+  assign ct_cmd_rem_ip   = (state_q == E_CT_DEL) ? nctx_q.rem_ip : r_ip_src;
+  assign ct_cmd_loc_ip   = (state_q == E_CT_DEL) ? nctx_q.loc_ip : r_ip_dst;
+  assign ct_cmd_rem_port = (state_q == E_CT_DEL) ? nctx_q.rem_port : r_sport;
+  assign ct_cmd_loc_port = (state_q == E_CT_DEL) ? nctx_q.loc_port : r_dport;
+  assign ct_cmd_cm_id    = id_q;
+  assign ct_res_ready    = (state_q == S_CT_LOOKUP_WAIT) || (state_q == S_CT_INSERT_WAIT) ||
+                           (state_q == E_CT_DEL_WAIT);
+
+  assign isn_valid     = (state_q == S_ISN);
+  assign isn_loc_ip    = r_ip_dst;
+  assign isn_rem_ip    = r_ip_src;
+  assign isn_loc_port  = r_dport;
+  assign isn_rem_port  = r_sport;
+  assign isn_res_ready = (state_q == S_ISN_WAIT);
+
+  bouncer_regs_pkg::cm_ctx_t freed;
+  always_comb begin
+    freed           = nctx_q;
+    freed.ctx_valid = 1'b0;
+    freed.timer_on  = 1'b0;
+    freed.reasm_on  = 1'b0;
+  end
+  assign ctx_req_valid = (state_q == S_CTX_RD) || (state_q == E_FREE) ||
+                         (state_q == E_CTX_WR && p_q.ctxwr);
+  assign ctx_req_we    = (state_q != S_CTX_RD);
+  assign ctx_req_addr  = id_q;
+  assign ctx_req_wdata = (state_q == E_FREE) ? freed : nctx_q;
+
+  assign asm_cmd_valid  = (state_q == S_ASM_CMD) || (state_q == E_DROP && p_drop_q);
+  assign asm_cmd_append = (state_q == S_ASM_CMD);
+  assign asm_cmd_new    = !ctx_q.reasm_on;
+  assign asm_cmd_buf    = NBUF_LOG2'(ctx_q.reasm_idx);
+  assign asm_cmd_offset = ctx_q.rx_bytes;
+  assign asm_cmd_len    = r_len;
+  assign asm_rsp_ready  = (state_q == S_MPA) || (state_q == E_DROP_RSP);
+  assign asm_rd_valid   = (state_q == E_PDDMA_CMD) && p_q.pddma;
+  assign asm_rd_buf     = asm_rsp_buf_q;
+  assign asm_rd_start   = p_pd_start_q;
+  assign asm_rd_len     = p_pd_len_q;
+  assign asm_rd_free    = 1'b1;
+  assign asm_chunk_ready = (state_q == E_PDDMA_CHUNK) && dma_wr_ready;
+
+  logic [NBUF_LOG2-1:0] asm_rsp_buf_q;
+  always_ff @(posedge clk) if (state_q == S_MPA) asm_rsp_buf_q <= asm_rsp_buf;
+
+  assign dma_wr_valid = (state_q == E_PDDMA_CHUNK) && asm_chunk_valid;
+  assign dma_wr_addr  = wr_addr_q;
+  assign dma_wr_beats = asm_chunk_beats;
+  assign dma_wr_data  = asm_chunk_data;
+
+  // control segments
+  /* verilator lint_off UNUSEDSIGNAL */  // a view: the frame fields only
+  bouncer_regs_pkg::cm_ctx_t tctx;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign tctx = nctx_q;
+  assign ctl_valid    = (state_q == E_CTRL_A && p_q.ctrl_a) || (state_q == E_CTRL_B && p_ctrl_b_q);
+  assign ctl_kind     = (state_q == E_CTRL_B) ? K_RST : p_q.kind_a;
+  assign ctl_rem_mac  = tctx.rem_mac;
+  assign ctl_loc_mac  = tctx.loc_mac;
+  assign ctl_vlan_en  = tctx.vlan_en;
+  assign ctl_vlan_tci = tctx.vlan_tci;
+  assign ctl_loc_ip   = tctx.loc_ip;
+  assign ctl_rem_ip   = tctx.rem_ip;
+  assign ctl_tos      = tctx.tos;
+  assign ctl_ttl      = tctx.ttl;
+  assign ctl_ip_id    = (state_q == E_CTRL_B) ? p_ipid_b_q : p_q.ipid_a;
+  assign ctl_loc_port = tctx.loc_port;
+  assign ctl_rem_port = tctx.rem_port;
+  assign ctl_seq      = (state_q == E_CTRL_B) ? p_seq_b_q : p_q.seq_a;
+  assign ctl_ack      = (state_q == E_CTRL_B) ? tctx.rcv_nxt : p_q.ack_a;
+  assign ctl_window   = tcp_wnd;
+  assign ctl_mss      = tcp_mss;
+  assign ctl_wscale   = {4'd0, tcp_wscale};
+
+  // reject frames: the context as the frame must show it (retransmissions: old numbers)
+  bouncer_regs_pkg::cm_ctx_t rctx;
+  always_comb begin
+    rctx         = nctx_q;
+    rctx.snd_nxt = p_q.rej_seq;
+    rctx.ip_id   = p_q.rej_ipid;
+  end
+  assign pd_len                  = p_q.rej_len;
+  assign rej_start_valid         = (state_q == E_REJ_START) && !pd_wr_en;
+  assign rej_start_ctx           = rctx;
+  assign rej_start_fin           = p_q.rej_fin;
+  assign rej_start_ird_ord_valid = p_q.rej_iov;
+  assign rej_start_ird_ord       = p_q.rej_io;
+
+  assign dma_rd_valid = (state_q == E_REJ_DMA_CMD);
+  assign dma_rd_addr  = p_rej_addr_q;
+  assign dma_rd_beats = 8'(({6'd0, p_q.rej_len} + 16'd7) >> 3);
+
+  assign evt_valid = (state_q == E_EVT) && p_q.evt;
+
+  assign m_hrsp_major       = h_major_q;
+  assign m_hrsp_minor       = h_minor_q;
+  assign m_hrsp_frame_len   = h_flen_q;
+  assign m_hrsp_seq         = h_seq_q;
+  assign m_hrsp_first_cycle = h_first_q;
+
+  assign busy = (state_q != S_IDLE);
+
+  logic unused_ok;
+  assign unused_ok = asm_rsp_ird_ord_valid   // implied by hdr_valid and PD_Length >= 4
+                   ^ rej_first_beat;         // tx_rej_sof is what counts
+
+endmodule
+`default_nettype wire
