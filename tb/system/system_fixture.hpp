@@ -1,0 +1,983 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// Shared helpers of the passive-CM system tests (tb/system/test_system_cm*.cpp): the real
+// driver (hostsw/) against the verilated bouncer_core in the co-simulation (sim/), with
+// simulated iWARP initiators (sim/peer) on the wire.
+//
+// What is here:
+//  - test-scale timer/TCP settings and addresses (one place, so every test runs short);
+//  - an independent TCP/IPv4 frame decoder (checksums recomputed with golden's own
+//    internet_checksum) and a per-connection transcript of both directions, in cycle order;
+//  - `Expect`: Bouncer's frames of one connection as the golden builders make them
+//    (SYN-ACK, ACK, FIN, RST, MPA reject), from the peer's config and the observed ISS;
+//  - a hand-made frame builder for the peer side (inject_rx);
+//  - `Scenario`: peers plus a host program (poll events, reject with a per-peer plan, record
+//    everything the driver reports, terminal events via the observer);
+//  - end-of-test checks (table empty, no node held, no unexpected event) and the tshark
+//    dissection of the pcap.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cinttypes>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "bouncer/cm.hpp"
+#include "bouncer/device.hpp"
+#include "bouncer/regs.hpp"
+#include "bouncer/sim/platform.hpp"
+#include "golden/frame_parser.hpp"
+#include "golden/pcap_io.hpp"
+#include "golden/reject_frame.hpp"
+#include "golden/tcp_ctrl.hpp"
+#include "golden/tshark.hpp"
+
+namespace systest {
+
+namespace R = bouncer::regs;
+namespace sim = bouncer::sim;
+namespace peer = bouncer::peer;
+using bouncer::Cm;
+using bouncer::Completion;
+using bouncer::Device;
+using bouncer::RejectOptions;
+
+// ------------------------------------------------------------------ settings
+
+inline constexpr uint32_t kLocalIp = 0x0A000001;  // 10.0.0.1
+inline constexpr uint16_t kPort = 20049;
+inline constexpr uint16_t kPort2 = 20050;
+inline constexpr bouncer::MacAddr kLocalMac = {0x02, 0xbb, 0xcc, 0xdd, 0xee, 0x01};
+inline constexpr uint8_t kTtl = 61;    // listener TTL (not the default, so it is checked)
+inline constexpr uint8_t kTos = 0x28;  // listener TOS
+inline constexpr std::array<uint32_t, 4> kIsnKey = {0x01234567, 0x89abcdef, 0xdeadbeef, 0x0badf00d};
+
+// CM timers at simulation scale. One tick is 64 cycles; the timer sweeps all 1024 cm_ids
+// once per 1024 cycles, so an expiry is seen at most one sweep (+3) after its deadline.
+inline constexpr uint32_t kTick = 64;
+inline constexpr uint32_t kRtoTicks = 320;  // RTO_INIT: 20480 cycles
+inline constexpr uint64_t kRto = uint64_t{kTick} * kRtoTicks;
+inline constexpr uint32_t kCtxDepth = 1024;  // CTX_DEPTH_LOG2 10
+inline constexpr uint64_t kSweep = kCtxDepth + 3;
+inline constexpr uint32_t kTimeWaitTicks = 100;
+
+inline bouncer::TimerConfig test_timers(uint8_t rtx_max = 6) {
+  bouncer::TimerConfig t;
+  t.tick_cycles = kTick;
+  t.rto_init = kRtoTicks;
+  t.rto_max = 8 * kRtoTicks;
+  t.rtx_max = rtx_max;
+  t.mpa_timeout = 400'000 / kTick;
+  t.fin_timeout = 600'000 / kTick;
+  t.time_wait = kTimeWaitTicks;
+  return t;
+}
+
+// Not the reset values, so the frames prove where their fields come from.
+inline bouncer::TcpConfig test_tcp() {
+  bouncer::TcpConfig t;
+  t.mss = 1400;
+  t.wscale = 5;
+  t.window = 0x7000;
+  return t;
+}
+
+inline std::string width_name(const ::testing::TestParamInfo<unsigned>& info) {
+  return "w" + std::to_string(info.param);
+}
+
+inline std::string pcap_path(const std::string& name) {
+  return ::testing::TempDir() + "bouncer_cm_" + name + ".pcap";
+}
+
+// The current test's name with '/' replaced: a file-name stem.
+inline std::string test_stem() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string s = std::string(info->test_suite_name()) + "_" + info->name();
+  for (char& c : s) {
+    if (c == '/') c = '_';
+  }
+  return s;
+}
+
+inline sim::PlatformConfig platform_config(unsigned width, bool pcap = true) {
+  sim::PlatformConfig pc;
+  pc.data_width = width;
+  if (pcap) pc.pcap_path = pcap_path(test_stem());
+  return pc;
+}
+
+inline bouncer::DeviceConfig device_config(uint8_t rtx_max = 6) {
+  bouncer::DeviceConfig dc;
+  dc.isn_key = kIsnKey;
+  dc.timers = test_timers(rtx_max);
+  dc.tcp = test_tcp();
+  return dc;
+}
+
+// IRD/ORD word: ctrl_ird = peer-to-peer | IRD, ctrl_ord = RDMA Read RTR | ORD.
+constexpr uint32_t ird_ord_word(unsigned ird, unsigned ord) {
+  return (uint32_t{0x8000u | ird} << 16) | (0x4000u | ord);
+}
+
+// A simulated initiator number i: its own MAC, 10.0.(1 + i/250).(2 + i%250), port 40000 + i.
+inline peer::InitiatorConfig peer_config(unsigned i, uint8_t rev, bool enhanced,
+                                         std::vector<uint8_t> pd, uint16_t port = kPort) {
+  peer::InitiatorConfig p;
+  p.mac = {0x02, 0x00, 0x00, 0x01, static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)};
+  p.peer_mac = kLocalMac;
+  p.ip = 0x0A000000u | ((1 + i / 250) << 8) | (2 + i % 250);
+  p.peer_ip = kLocalIp;
+  p.port = static_cast<uint16_t>(40000 + i);
+  p.peer_port = port;
+  p.isn = 0x1000'0000u + i * 0x0101'0101u;
+  p.ip_id = static_cast<uint16_t>(0x2000 + 16 * i);
+  p.mpa_rev = rev;
+  p.enhanced = rev == 2 && enhanced;
+  p.ird_ord = ird_ord_word(16 + i % 8, 8 + i % 4);
+  p.private_data = std::move(pd);
+  p.rto_cycles = 3 * kRto;  // slower than ours: the retransmissions seen are Bouncer's
+  p.max_retransmits = 8;
+  p.time_wait_cycles = 8'000;
+  p.reply_timeout_cycles = 6'000'000;
+  return p;
+}
+
+inline std::vector<uint8_t> text_pd(const std::string& base, size_t len) {
+  std::vector<uint8_t> pd(len);
+  for (size_t k = 0; k < len; ++k) pd[k] = static_cast<uint8_t>(base[k % base.size()]);
+  return pd;
+}
+
+inline std::vector<std::byte> to_bytes(std::span<const uint8_t> v) {
+  std::vector<std::byte> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = std::byte{v[i]};
+  return out;
+}
+
+inline std::vector<uint8_t> to_u8(std::span<const std::byte> v) {
+  std::vector<uint8_t> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = std::to_integer<uint8_t>(v[i]);
+  return out;
+}
+
+inline std::string ip_str(uint32_t ip) {
+  char b[24];
+  std::snprintf(b, sizeof b, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 0xFF, (ip >> 8) & 0xFF,
+                ip & 0xFF);
+  return b;
+}
+
+inline std::string hex(std::span<const uint8_t> v, size_t max = 64) {
+  std::string s;
+  char b[4];
+  for (size_t i = 0; i < v.size() && i < max; ++i) {
+    std::snprintf(b, sizeof b, "%02x", v[i]);
+    s += b;
+  }
+  if (v.size() > max) s += "...";
+  return s;
+}
+
+// ------------------------------------------------------------------ frame decoder
+
+inline constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kPsh = 0x08, kAck = 0x10;
+
+struct Seg {
+  std::array<uint8_t, 6> dst_mac{}, src_mac{};
+  std::optional<uint16_t> vlan_tci;
+  uint8_t tos = 0, ttl = 0;
+  uint16_t ip_id = 0, ip_frag = 0;
+  uint32_t src_ip = 0, dst_ip = 0;
+  uint16_t sport = 0, dport = 0;
+  uint32_t seq = 0, ack = 0;
+  uint8_t flags = 0;
+  uint16_t window = 0;
+  std::optional<uint16_t> mss;
+  std::optional<uint8_t> wscale;
+  std::vector<uint8_t> payload;
+  bool ip_csum_ok = false, tcp_csum_ok = false;
+
+  bool has(uint8_t f) const { return (flags & f) != 0; }
+  uint32_t seq_len() const {
+    return static_cast<uint32_t>(payload.size()) + (has(kSyn) ? 1u : 0u) + (has(kFin) ? 1u : 0u);
+  }
+  uint32_t end() const { return seq + seq_len(); }
+  bool mpa_key(const char* key) const {
+    return payload.size() >= 20 && std::memcmp(payload.data(), key, 16) == 0;
+  }
+  bool mpa_reply() const { return mpa_key("MPA ID Rep Frame"); }
+  bool mpa_request() const { return mpa_key("MPA ID Req Frame"); }
+  bool bare(uint8_t f) const { return payload.empty() && flags == f; }
+};
+
+inline std::string flag_str(uint8_t f) {
+  std::string s;
+  if (f & kSyn) s += 'S';
+  if (f & kFin) s += 'F';
+  if (f & kRst) s += 'R';
+  if (f & kPsh) s += 'P';
+  if (f & kAck) s += '.';
+  return s.empty() ? "none" : s;
+}
+
+inline uint16_t be16(std::span<const uint8_t> f, size_t o) {
+  return static_cast<uint16_t>(f[o] << 8 | f[o + 1]);
+}
+inline uint32_t be32(std::span<const uint8_t> f, size_t o) {
+  return uint32_t{be16(f, o)} << 16 | be16(f, o + 2);
+}
+
+// Ethernet [802.1Q] IPv4 TCP, any IHL, TCP options MSS / WS recognized. nullopt (reason in
+// *why) for anything else or a truncated frame. Checksums are reported, not required.
+inline std::optional<Seg> decode(std::span<const uint8_t> f, std::string* why = nullptr) {
+  auto fail = [&](const char* w) -> std::optional<Seg> {
+    if (why) *why = w;
+    return std::nullopt;
+  };
+  Seg s;
+  if (f.size() < 14) return fail("runt");
+  std::copy_n(f.begin(), 6, s.dst_mac.begin());
+  std::copy_n(f.begin() + 6, 6, s.src_mac.begin());
+  size_t o = 12;
+  uint16_t type = be16(f, o);
+  if (type == 0x8100) {
+    if (f.size() < 18) return fail("runt vlan");
+    s.vlan_tci = be16(f, 14);
+    type = be16(f, 16);
+    o = 16;
+  }
+  o += 2;
+  if (type != 0x0800) return fail("not IPv4");
+  if (f.size() < o + 20) return fail("short IPv4");
+  const size_t ihl = size_t{f[o] & 0x0Fu} * 4;
+  if ((f[o] >> 4) != 4 || ihl < 20 || f.size() < o + ihl) return fail("bad IPv4 header");
+  s.tos = f[o + 1];
+  const size_t total = be16(f, o + 2);
+  s.ip_id = be16(f, o + 4);
+  s.ip_frag = be16(f, o + 6);
+  s.ttl = f[o + 8];
+  if (f[o + 9] != 6) return fail("not TCP");
+  s.src_ip = be32(f, o + 12);
+  s.dst_ip = be32(f, o + 16);
+  s.ip_csum_ok = golden::ipv4_header_checksum_ok(f.subspan(o, ihl));
+  if (total < ihl + 20 || f.size() < o + total) return fail("bad IPv4 total length");
+  const size_t t = o + ihl;
+  const size_t tcp_len = total - ihl;
+  s.sport = be16(f, t);
+  s.dport = be16(f, t + 2);
+  s.seq = be32(f, t + 4);
+  s.ack = be32(f, t + 8);
+  const size_t doff = static_cast<size_t>(f[t + 12] >> 4) * 4;
+  if (doff < 20 || doff > tcp_len) return fail("bad TCP data offset");
+  s.flags = f[t + 13];
+  s.window = be16(f, t + 14);
+  for (size_t k = t + 20; k < t + doff;) {
+    const uint8_t kind = f[k];
+    if (kind == 0) break;
+    if (kind == 1) {
+      ++k;
+      continue;
+    }
+    if (k + 1 >= t + doff) break;
+    const uint8_t len = f[k + 1];
+    if (len < 2 || k + len > t + doff) break;
+    if (kind == 2 && len == 4) s.mss = be16(f, k + 2);
+    if (kind == 3 && len == 3) s.wscale = f[k + 2];
+    k += len;
+  }
+  s.payload.assign(f.begin() + static_cast<std::ptrdiff_t>(t + doff),
+                   f.begin() + static_cast<std::ptrdiff_t>(o + total));
+  std::vector<uint8_t> pseudo;
+  for (uint32_t ip : {s.src_ip, s.dst_ip}) {
+    for (int sh = 24; sh >= 0; sh -= 8) pseudo.push_back(static_cast<uint8_t>(ip >> sh));
+  }
+  pseudo.push_back(0);
+  pseudo.push_back(6);
+  pseudo.push_back(static_cast<uint8_t>(tcp_len >> 8));
+  pseudo.push_back(static_cast<uint8_t>(tcp_len));
+  pseudo.insert(pseudo.end(), f.begin() + static_cast<std::ptrdiff_t>(t),
+                f.begin() + static_cast<std::ptrdiff_t>(t + tcp_len));
+  s.tcp_csum_ok = golden::internet_checksum(pseudo) == 0;
+  return s;
+}
+
+inline std::string describe(const Seg& s) {
+  char b[200];
+  std::snprintf(b, sizeof b, "%s:%u > %s:%u [%s] seq %08x ack %08x win %u len %zu id %04x",
+                ip_str(s.src_ip).c_str(), s.sport, ip_str(s.dst_ip).c_str(), s.dport,
+                flag_str(s.flags).c_str(), s.seq, s.ack, s.window, s.payload.size(), s.ip_id);
+  std::string r = b;
+  if (s.mpa_reply()) r += " MPA-reply";
+  if (s.mpa_request()) r += " MPA-request";
+  if (!s.ip_csum_ok || !s.tcp_csum_ok) r += " BAD-CHECKSUM";
+  return r;
+}
+
+// ------------------------------------------------------------------ transcripts
+
+struct WireSeg {
+  bool to_bouncer = false;  // RX (peer -> Bouncer) or TX (Bouncer -> peer)
+  uint64_t first = 0, last = 0;
+  size_t index = 0;  // in rx_frames() / tx_frames()
+  Seg seg;
+  std::vector<uint8_t> bytes;
+};
+
+// Every frame of the connection (rem_ip, rem_port) at Bouncer's port, both directions, in
+// order of their first beat (RX first on a tie). Frames that do not decode are skipped.
+inline std::vector<WireSeg> transcript(const sim::Platform& plat, uint32_t rem_ip,
+                                       uint16_t rem_port) {
+  std::vector<WireSeg> out;
+  auto add = [&](const std::vector<sim::TxFrame>& frames, bool rx) {
+    for (size_t i = 0; i < frames.size(); ++i) {
+      auto s = decode(frames[i].bytes);
+      if (!s) continue;
+      const bool mine = rx ? (s->src_ip == rem_ip && s->sport == rem_port)
+                           : (s->dst_ip == rem_ip && s->dport == rem_port);
+      if (!mine) continue;
+      out.push_back(
+          {rx, frames[i].first_cycle, frames[i].last_cycle, i, std::move(*s), frames[i].bytes});
+    }
+  };
+  add(plat.rx_frames(), true);
+  add(plat.tx_frames(), false);
+  std::stable_sort(out.begin(), out.end(), [](const WireSeg& a, const WireSeg& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return a.to_bouncer && !b.to_bouncer;
+  });
+  return out;
+}
+
+inline std::string dump(const std::vector<WireSeg>& t) {
+  std::string s;
+  for (const auto& w : t) {
+    char b[64];
+    std::snprintf(b, sizeof b, "  %9" PRIu64 " %s ", w.first, w.to_bouncer ? "->B" : "B->");
+    s += b + describe(w.seg) + "\n";
+  }
+  return s;
+}
+
+inline std::vector<const WireSeg*> tx_only(const std::vector<WireSeg>& t) {
+  std::vector<const WireSeg*> v;
+  for (const auto& w : t) {
+    if (!w.to_bouncer) v.push_back(&w);
+  }
+  return v;
+}
+
+// ------------------------------------------------------------------ expected frames
+
+// Bouncer's side of one connection, for the golden builders.
+struct Expect {
+  peer::InitiatorConfig peer;  // the initiator (its MAC, IP, port, ISN)
+  bouncer::MacAddr loc_mac = kLocalMac;
+  uint8_t ttl = kTtl, tos = kTos;
+  bouncer::TcpConfig tcp = test_tcp();
+  uint32_t iss = 0;              // our ISN (from the SYN-ACK, checked against the keyed hash)
+  uint16_t ip_id0 = 0;           // IP ID of the SYN-ACK
+  uint32_t req_len = 0;          // MPA request bytes the peer sends
+  std::optional<uint16_t> vlan;  // 802.1Q TCI of our frames (echoes the peer's tag)
+
+  golden::Mac gmac(const std::array<uint8_t, 6>& m) const {
+    golden::Mac g;
+    g.b = m;
+    return g;
+  }
+  uint32_t rcv_after_request() const { return peer.isn + 1 + req_len; }
+
+  std::vector<uint8_t> ctrl(golden::TcpCtrlKind kind, uint32_t seq, uint32_t ack,
+                            uint16_t ip_id) const {
+    golden::TcpCtrlParams p;
+    p.kind = kind;
+    p.rem_mac = gmac(peer.mac);
+    p.loc_mac = gmac(loc_mac);
+    p.vlan_en = vlan.has_value();
+    p.vlan_tci = vlan.value_or(0);
+    p.loc_ip = peer.peer_ip;
+    p.rem_ip = peer.ip;
+    p.tos = tos;
+    p.ttl = ttl;
+    p.ip_id = ip_id;
+    p.loc_port = peer.peer_port;
+    p.rem_port = peer.port;
+    p.seq = seq;
+    p.ack = ack;
+    p.window = tcp.window;
+    p.mss = tcp.mss;
+    p.wscale = tcp.wscale;
+    return golden::build_tcp_ctrl_frame(p);
+  }
+  std::vector<uint8_t> synack() const {
+    return ctrl(golden::TcpCtrlKind::kSynAck, iss, peer.isn + 1, ip_id0);
+  }
+  golden::RejectParams reject_params(std::span<const std::byte> pd, bool fin,
+                                     std::optional<uint32_t> ird_ord_override) const {
+    golden::RejectParams p;
+    p.rem_mac = gmac(peer.mac);
+    p.loc_mac = gmac(loc_mac);
+    p.vlan_en = vlan.has_value();
+    p.vlan_tci = vlan.value_or(0);
+    p.loc_ip = peer.peer_ip;
+    p.rem_ip = peer.ip;
+    p.tos = tos;
+    p.ttl = ttl;
+    p.ip_id = static_cast<uint16_t>(ip_id0 + 1);
+    p.loc_port = peer.peer_port;
+    p.rem_port = peer.port;
+    p.snd_nxt = iss + 1;
+    p.rcv_nxt = rcv_after_request();
+    p.rcv_wnd = tcp.window;
+    p.req_rev = peer.mpa_rev;
+    p.req_flags = static_cast<uint8_t>((peer.markers ? 0x80 : 0) | (peer.crc ? 0x40 : 0) |
+                                       (peer.enhanced && peer.mpa_rev == 2 ? 0x10 : 0));
+    p.req_ird_ord = peer.ird_ord;
+    p.ird_ord_override = ird_ord_override;
+    p.fin = fin;
+    p.pd = to_u8(pd);
+    return p;
+  }
+};
+
+// The request's MPA payload length as the peer sends it.
+inline uint32_t request_len(const peer::InitiatorConfig& c) {
+  return static_cast<uint32_t>(peer::Initiator(c).request_bytes().size());
+}
+
+// The keyed ISN: F(key, tuple) + (cycle >> 4) for a cycle in [lo, hi] (golden model).
+inline bool isn_plausible(uint32_t iss, const peer::InitiatorConfig& p, uint64_t lo, uint64_t hi) {
+  golden::IsnKey k;
+  k.lo = uint64_t{kIsnKey[1]} << 32 | kIsnKey[0];
+  k.hi = uint64_t{kIsnKey[3]} << 32 | kIsnKey[2];
+  golden::IsnTuple t{p.peer_ip, p.ip, p.peer_port, p.port};
+  const uint32_t f0 = golden::isn_hash(k, t, 0);
+  const uint64_t d = static_cast<uint32_t>(iss - f0);
+  return d >= (lo >> 4) && d <= (hi >> 4);
+}
+
+// ------------------------------------------------------------------ hand-made peer frames
+
+// A peer -> Bouncer segment, built here (not by the RTL or the peer model): Ethernet, IPv4
+// (IHL 5, DF), TCP with optional MSS/WS options (SYN), checksums by golden's routine.
+struct PeerFrame {
+  std::array<uint8_t, 6> src_mac{}, dst_mac = kLocalMac;
+  uint32_t src_ip = 0, dst_ip = kLocalIp;
+  uint16_t sport = 0, dport = kPort;
+  uint16_t ip_id = 0x4000;
+  uint16_t window = 0xFFFF;
+  uint8_t ttl = 64;
+};
+
+inline std::vector<uint8_t> build_peer_segment(const PeerFrame& pf, uint8_t flags, uint32_t seq,
+                                               uint32_t ack, std::span<const uint8_t> payload,
+                                               bool syn_options = false) {
+  std::vector<uint8_t> f;
+  auto p16 = [&](uint16_t v) {
+    f.push_back(static_cast<uint8_t>(v >> 8));
+    f.push_back(static_cast<uint8_t>(v));
+  };
+  auto p32 = [&](uint32_t v) {
+    p16(static_cast<uint16_t>(v >> 16));
+    p16(static_cast<uint16_t>(v));
+  };
+  f.insert(f.end(), pf.dst_mac.begin(), pf.dst_mac.end());
+  f.insert(f.end(), pf.src_mac.begin(), pf.src_mac.end());
+  p16(0x0800);
+  const size_t ip = f.size();
+  const size_t opt = syn_options ? 8 : 0;
+  const size_t tcp_len = 20 + opt + payload.size();
+  f.push_back(0x45);
+  f.push_back(0);
+  p16(static_cast<uint16_t>(20 + tcp_len));
+  p16(pf.ip_id);
+  p16(0x4000);
+  f.push_back(pf.ttl);
+  f.push_back(6);
+  p16(0);
+  p32(pf.src_ip);
+  p32(pf.dst_ip);
+  const uint16_t ipc = golden::internet_checksum(std::span<const uint8_t>(f.data() + ip, 20));
+  f[ip + 10] = static_cast<uint8_t>(ipc >> 8);
+  f[ip + 11] = static_cast<uint8_t>(ipc);
+  const size_t t = f.size();
+  p16(pf.sport);
+  p16(pf.dport);
+  p32(seq);
+  p32(ack);
+  f.push_back(static_cast<uint8_t>((5 + opt / 4) << 4));
+  f.push_back(flags);
+  p16(pf.window);
+  p16(0);
+  p16(0);
+  if (syn_options) {
+    for (uint8_t b : {2, 4, 0x05, 0xb4, 1, 3, 3, 7}) f.push_back(b);
+  }
+  f.insert(f.end(), payload.begin(), payload.end());
+  std::vector<uint8_t> pseudo;
+  for (uint32_t a : {pf.src_ip, pf.dst_ip}) {
+    for (int sh = 24; sh >= 0; sh -= 8) pseudo.push_back(static_cast<uint8_t>(a >> sh));
+  }
+  pseudo.push_back(0);
+  pseudo.push_back(6);
+  pseudo.push_back(static_cast<uint8_t>(tcp_len >> 8));
+  pseudo.push_back(static_cast<uint8_t>(tcp_len));
+  pseudo.insert(pseudo.end(), f.begin() + static_cast<std::ptrdiff_t>(t), f.end());
+  const uint16_t tc = golden::internet_checksum(pseudo);
+  f[t + 16] = static_cast<uint8_t>(tc >> 8);
+  f[t + 17] = static_cast<uint8_t>(tc);
+  while (f.size() < 60) f.push_back(0);
+  return f;
+}
+
+// An MPA request payload: key, flags, rev, PD_Length, [IRD/ORD], PD.
+inline std::vector<uint8_t> mpa_request_payload(uint8_t rev, bool enhanced, uint32_t ird_ord,
+                                                std::span<const uint8_t> pd) {
+  std::vector<uint8_t> m(16);
+  std::memcpy(m.data(), "MPA ID Req Frame", 16);
+  const bool enh = rev == 2 && enhanced;
+  m.push_back(static_cast<uint8_t>(0x40 | (enh ? 0x10 : 0)));
+  m.push_back(rev);
+  const size_t pdl = pd.size() + (enh ? 4 : 0);
+  m.push_back(static_cast<uint8_t>(pdl >> 8));
+  m.push_back(static_cast<uint8_t>(pdl));
+  if (enh) {
+    for (int sh = 24; sh >= 0; sh -= 8) m.push_back(static_cast<uint8_t>(ird_ord >> sh));
+  }
+  m.insert(m.end(), pd.begin(), pd.end());
+  return m;
+}
+
+// ------------------------------------------------------------------ registers
+
+inline uint32_t reg(bouncer::hal::Device& hal, uint32_t off) { return hal.read32(off); }
+
+// Every STAT_* register, by name, for failure messages and bug reports.
+inline std::string stats_line(Device& d) {
+  std::string s;
+  for (const auto& v : d.read_stats()) {
+    if (v.value == 0) continue;
+    s += std::string(v.name) + "=" + std::to_string(v.value) + " ";
+  }
+  return s;
+}
+
+// ------------------------------------------------------------------ the host program
+
+// One simulated initiator and what the host does with / learns about its connection.
+struct Conn {
+  size_t peer = 0;
+  peer::InitiatorConfig cfg;
+  // plan
+  std::vector<std::byte> reject_pd;
+  RejectOptions opts;
+  bool hold = false;  // the test rejects it itself (Scenario does not)
+  // what the driver reported
+  std::vector<bouncer::ConnectRequest> requests;
+  uint64_t event_cycle = 0;   // cycle at which poll_event returned the request
+  uint64_t posted_cycle = 0;  // cycle at which reject() / post_reject() returned
+  std::optional<Completion> completion;
+  std::optional<bouncer::Error> reject_error;
+  std::vector<bouncer::PeerReset> resets;
+  std::vector<bouncer::MpaError> mpa_errors;
+  std::vector<R::AeqEvent> terminals;  // consumed by the driver (terminal observer)
+  std::optional<uint32_t> cm_id;
+};
+
+class Scenario {
+ public:
+  Scenario(sim::Platform& plat, bouncer::hal::Device& hal, Device& dev, Cm& cm)
+      : plat_(plat), hal_(hal), dev_(dev), cm_(cm) {
+    cm_.set_terminal_observer([this](uint32_t cm_id, R::AeqEvent code) {
+      auto it = by_cm_id_.find(cm_id);
+      if (it == by_cm_id_.end()) {
+        stray_terminals.push_back({cm_id, code});
+      } else {
+        conns[it->second].terminals.push_back(code);
+      }
+    });
+  }
+  ~Scenario() { cm_.set_terminal_observer({}); }
+  Scenario(const Scenario&) = delete;
+  Scenario& operator=(const Scenario&) = delete;
+
+  // Adds a peer that starts at `start` and is rejected with `pd` / `opts` by the host.
+  size_t add(peer::InitiatorConfig cfg, uint64_t start, std::vector<std::byte> pd = {},
+             RejectOptions opts = {}) {
+    Conn c;
+    c.cfg = cfg;
+    c.reject_pd = std::move(pd);
+    c.opts = opts;
+    c.opts.allow_long_pd = c.reject_pd.size() > R::kApiPdSoftMax;
+    c.peer = plat_.add_peer(cfg, start);
+    by_tuple_[{cfg.ip, cfg.port}] = conns.size();
+    conns.push_back(std::move(c));
+    return conns.size() - 1;
+  }
+
+  // Post rejects without waiting for their completions (Cm::post_reject + Cm::poll).
+  bool pipelined = false;
+
+  // The host's reaction to one event (the default program: reject with the plan).
+  void handle(const bouncer::Event& e) {
+    const uint64_t now = hal_.now_cycles();
+    if (const auto* cr = std::get_if<bouncer::ConnectRequest>(&e)) {
+      auto it = by_tuple_.find({cr->tuple.remote_ip, cr->tuple.remote_port});
+      if (it == by_tuple_.end()) {
+        unknown.push_back(e);
+        (void)cm_.reject(cr->cm_id, {});
+        return;
+      }
+      Conn& c = conns[it->second];
+      by_cm_id_[cr->cm_id] = it->second;
+      c.cm_id = cr->cm_id;
+      c.requests.push_back(*cr);
+      c.event_cycle = now;
+      if (c.hold) return;
+      reject(c);
+    } else if (const auto* pr = std::get_if<bouncer::PeerReset>(&e)) {
+      auto it = by_cm_id_.find(pr->cm_id);
+      if (it == by_cm_id_.end()) {
+        unknown.push_back(e);
+        return;
+      }
+      Conn& c = conns[it->second];
+      c.resets.push_back(*pr);
+      if (!c.hold && !c.completion && !c.reject_error) reject(c);
+    } else if (const auto* me = std::get_if<bouncer::MpaError>(&e)) {
+      auto it = by_tuple_.find({me->tuple.remote_ip, me->tuple.remote_port});
+      if (it == by_tuple_.end()) {
+        unknown.push_back(e);
+        return;
+      }
+      conns[it->second].mpa_errors.push_back(*me);
+      conns[it->second].cm_id = me->cm_id;
+    }
+  }
+
+  // Rejects c's held request now, with its plan (synchronously unless pipelined).
+  void reject(Conn& c) {
+    if (pipelined) {
+      for (;;) {
+        auto idx = cm_.post_reject(*c.cm_id, c.reject_pd, c.opts);
+        if (idx) {
+          inflight_[*idx] = static_cast<size_t>(&c - conns.data());
+          break;
+        }
+        if (idx.error().code != bouncer::Errc::kRingFull) {
+          c.reject_error = idx.error();
+          return;
+        }
+        hal_.wait_cycles(32);
+        drain_completions();
+      }
+      c.posted_cycle = hal_.now_cycles();
+      return;
+    }
+    auto r = cm_.reject(*c.cm_id, c.reject_pd, c.opts);
+    c.posted_cycle = hal_.now_cycles();
+    if (r) {
+      c.completion = *r;
+    } else {
+      c.reject_error = r.error();
+    }
+  }
+
+  void drain_completions() {
+    while (auto comp = cm_.poll()) {
+      auto it = inflight_.find(comp->wqe_idx);
+      if (it == inflight_.end()) {
+        ++stray_completions;
+        continue;
+      }
+      Conn& c = conns[it->second];
+      inflight_.erase(it);
+      if (comp->ok()) {
+        c.completion = *comp;
+      } else {
+        c.reject_error = bouncer::completion_error(*comp);
+      }
+    }
+  }
+
+  // Polls events (handing each to `on_event`, default handle()) every `poll` cycles until
+  // done() holds; false after max_cycles.
+  bool pump(const std::function<bool()>& done, uint64_t max_cycles,
+            const std::function<void(const bouncer::Event&)>& on_event = {}, uint64_t poll = 64) {
+    const uint64_t deadline = hal_.now_cycles() + max_cycles;
+    for (;;) {
+      auto ev = cm_.poll_event();
+      if (!ev) {
+        ADD_FAILURE() << "poll_event: " << ev.error().message;
+        return false;
+      }
+      if (*ev) {
+        if (on_event) {
+          on_event(**ev);
+        } else {
+          handle(**ev);
+        }
+        continue;
+      }
+      if (pipelined) drain_completions();
+      if (done()) return true;
+      if (hal_.now_cycles() >= deadline) return false;
+      hal_.wait_cycles(poll);
+    }
+  }
+
+  // Everything over: peers finished, nothing held or awaiting its terminal event, the
+  // connection table empty, no reject in flight.
+  bool settled() {
+    const auto s = cm_.stats();
+    return plat_.peers_finished() && s.nodes_held == 0 && s.nodes_awaiting_terminal == 0 &&
+           inflight_.empty() && dev_.cm_conns() == 0;
+  }
+
+  bool settle(uint64_t max_cycles,
+              const std::function<void(const bouncer::Event&)>& on_event = {}) {
+    return pump([this] { return settled(); }, max_cycles, on_event);
+  }
+
+  // Why settle() is not done yet (for failure messages).
+  std::string status() {
+    const auto s = cm_.stats();
+    std::string r = "peers finished " + std::string(plat_.peers_finished() ? "yes" : "no") +
+                    ", held " + std::to_string(s.nodes_held) + ", awaiting terminal " +
+                    std::to_string(s.nodes_awaiting_terminal) + ", inflight " +
+                    std::to_string(inflight_.size()) + ", CM_CONNS " +
+                    std::to_string(dev_.cm_conns()) + "\n";
+    for (const auto& c : conns) {
+      const auto& o = plat_.peer(c.peer).outcome();
+      if (plat_.peer(c.peer).finished() && (c.requests.empty() || c.completion)) continue;
+      r += "  peer " + ip_str(c.cfg.ip) + ":" + std::to_string(c.cfg.port) + " " +
+           peer::to_string(o.state) + (o.error.empty() ? "" : " (" + o.error + ")") +
+           ", requests " + std::to_string(c.requests.size()) +
+           (c.cm_id ? ", cm_id " + std::to_string(*c.cm_id) + " driver " +
+                          bouncer::node_state_name(cm_.node_state(*c.cm_id))
+                    : std::string()) +
+           "\n";
+    }
+    return r;
+  }
+
+  // The end of every scenario: table empty, nothing held or awaiting, no surprise.
+  void expect_clean_end() {
+    EXPECT_EQ(dev_.cm_conns(), 0u) << "CM_CONNS: the connection table is not empty";
+    const auto s = cm_.stats();
+    EXPECT_EQ(s.nodes_held, 0u);
+    EXPECT_EQ(s.nodes_awaiting_terminal, 0u);
+    EXPECT_EQ(s.unexpected_events, 0u);
+    EXPECT_EQ(s.missing_terminal, 0u);
+    EXPECT_EQ(s.bad_pd, 0u);
+    EXPECT_EQ(s.cleanup_rejects, 0u);
+    EXPECT_TRUE(unknown.empty()) << unknown.size() << " events for no peer of this test";
+    EXPECT_TRUE(stray_terminals.empty())
+        << stray_terminals.size() << " terminal events for cm_ids of no peer";
+    EXPECT_EQ(stray_completions, 0u);
+  }
+
+  // Peer i got exactly the reject its plan asked for.
+  void expect_rejected_as_planned(const Conn& c) {
+    const auto& o = plat_.peer(c.peer).outcome();
+    const std::string who = ip_str(c.cfg.ip) + ":" + std::to_string(c.cfg.port);
+    EXPECT_TRUE(o.rejected) << who << " " << peer::to_string(o.state) << " " << o.error;
+    EXPECT_FALSE(o.accepted) << who;
+    EXPECT_EQ(o.reject_pd, to_u8(c.reject_pd)) << who;
+    EXPECT_EQ(o.reply_rev, c.cfg.mpa_rev) << who;
+    const bool enh = c.cfg.mpa_rev == 2 && c.cfg.enhanced;
+    EXPECT_EQ(o.reply_pd_length, c.reject_pd.size() + (enh ? 4 : 0)) << who;
+    EXPECT_EQ(o.reply_flags & peer::kMpaFlagReject, peer::kMpaFlagReject) << who;
+    if (enh) {
+      ASSERT_TRUE(o.reply_ird_ord.has_value()) << who;
+      const uint32_t want =
+          c.opts.ird_ord ? *c.opts.ird_ord : golden::default_reply_ird_ord(c.cfg.ird_ord);
+      EXPECT_EQ(*o.reply_ird_ord, want) << who;
+    } else {
+      EXPECT_FALSE(o.reply_ird_ord.has_value()) << who;
+    }
+  }
+
+  // The same checks as expect_request_matches + expect_rejected_as_planned, as one line of
+  // text ("" when all hold), for tests with many connections.
+  std::string problems(const Conn& c) {
+    std::string r;
+    const auto& o = plat_.peer(c.peer).outcome();
+    const bool enh = c.cfg.mpa_rev == 2 && c.cfg.enhanced;
+    if (c.requests.size() != 1) {
+      r += " requests=" + std::to_string(c.requests.size());
+    } else if (to_u8(c.requests[0].private_data) != c.cfg.private_data ||
+               c.requests[0].rev != c.cfg.mpa_rev ||
+               c.requests[0].ird_ord !=
+                   (enh ? std::optional<uint32_t>(c.cfg.ird_ord) : std::optional<uint32_t>())) {
+      r += " request-differs";
+    }
+    if (!o.rejected) r += " not-rejected";
+    if (o.reject_pd != to_u8(c.reject_pd)) r += " wrong-reject-pd";
+    if (enh) {
+      const uint32_t want =
+          c.opts.ird_ord ? *c.opts.ird_ord : golden::default_reply_ird_ord(c.cfg.ird_ord);
+      if (o.reply_ird_ord != std::optional<uint32_t>(want)) r += " wrong-ird-ord";
+    }
+    if (c.terminals.size() != 1) r += " terminals=" + std::to_string(c.terminals.size());
+    if (!r.empty()) {
+      r = ip_str(c.cfg.ip) + ":" + std::to_string(c.cfg.port) + r + " (peer " +
+          peer::to_string(o.state) + (o.error.empty() ? "" : ": " + o.error) + ")";
+    }
+    return r;
+  }
+
+  // The ConnectRequest carries exactly what peer c sent.
+  void expect_request_matches(const Conn& c) {
+    ASSERT_EQ(c.requests.size(), 1u) << ip_str(c.cfg.ip) << ":" << c.cfg.port;
+    const auto& r = c.requests[0];
+    const bool enh = c.cfg.mpa_rev == 2 && c.cfg.enhanced;
+    EXPECT_EQ(r.tuple, (bouncer::Tuple{c.cfg.peer_ip, c.cfg.peer_port, c.cfg.ip, c.cfg.port}));
+    EXPECT_EQ(r.rev, c.cfg.mpa_rev);
+    EXPECT_EQ(r.flags, (c.cfg.crc ? 0x40 : 0) | (c.cfg.markers ? 0x80 : 0) | (enh ? 0x10 : 0));
+    EXPECT_EQ(r.enhanced(), enh);
+    if (enh) {
+      EXPECT_EQ(r.ird_ord, std::optional<uint32_t>(c.cfg.ird_ord));
+    } else {
+      EXPECT_FALSE(r.ird_ord.has_value());
+    }
+    EXPECT_EQ(to_u8(r.private_data), c.cfg.private_data);
+  }
+
+  std::vector<Conn> conns;
+  std::vector<bouncer::Event> unknown;
+  std::vector<std::pair<uint32_t, R::AeqEvent>> stray_terminals;
+  uint64_t stray_completions = 0;
+
+ private:
+  sim::Platform& plat_;
+  bouncer::hal::Device& hal_;
+  Device& dev_;
+  Cm& cm_;
+  std::map<std::pair<uint32_t, uint16_t>, size_t> by_tuple_;
+  std::map<uint32_t, size_t> by_cm_id_;
+  std::map<uint16_t, size_t> inflight_;  // wqe_idx -> conn
+};
+
+// Opens the device, listens on kPort with `lo` (local MAC, TTL, TOS filled in).
+inline bouncer::ListenOptions listen_options(R::FinPolicy policy = R::FinPolicy::SIW_SAFE) {
+  bouncer::ListenOptions lo;
+  lo.fin_policy = policy;
+  lo.local_mac = kLocalMac;
+  lo.ttl = kTtl;
+  lo.tos = kTos;
+  return lo;
+}
+
+// ------------------------------------------------------------------ pcap + tshark
+
+struct PcapWant {
+  std::vector<uint8_t> pd;  // the reject's PD (without the IRD/ORD word)
+  bool enhanced = false;    // tshark 4.0 counts the IRD/ORD word as PD
+};
+
+// Dissects the capture with tshark (IP and TCP checksum validation on, iwarp_mpa heuristic):
+// no checksum error, no malformed frame, no error-level expert info; every MPA reply it
+// decodes has rej_flag 1 and the PD meant for its connection. With `every`, each
+// connection in `want` has at least one dissected reject.
+inline void check_pcap(const std::string& path,
+                       const std::map<std::pair<uint32_t, uint16_t>, PcapWant>& want,
+                       bool every = true) {
+  std::string err;
+  auto pkts = golden::read_pcap(path, &err);
+  ASSERT_TRUE(pkts) << err;
+  size_t bad_csum = 0;
+  for (const auto& p : *pkts) {
+    auto s = decode(p);
+    if (s && (!s->ip_csum_ok || !s->tcp_csum_ok)) ++bad_csum;
+  }
+  EXPECT_EQ(bad_csum, 0u) << "frames with a bad checksum in " << path;
+  if (!golden::tshark_available()) {
+    std::printf("[ tshark   ] not installed: %s not dissected\n", path.c_str());
+    return;
+  }
+  auto rep = golden::tshark_check_mpa(path);
+  ASSERT_TRUE(rep.ok) << rep.error;
+  EXPECT_EQ(rep.frames, pkts->size());
+  EXPECT_TRUE(rep.ip_checksum_bad.empty()) << rep.summary();
+  EXPECT_TRUE(rep.tcp_checksum_bad.empty()) << rep.summary();
+  // Malformed frames and error-level expert infos are judged on Bouncer's frames only: the
+  // peers' frames include deliberately malformed MPA requests (fault knobs).
+  auto from_bouncer = [&](uint32_t frame) {
+    if (frame == 0 || frame > pkts->size()) return true;
+    auto s = decode((*pkts)[frame - 1]);
+    return !s || s->src_ip == kLocalIp;
+  };
+  for (uint32_t f : rep.malformed) {
+    EXPECT_FALSE(from_bouncer(f)) << "frame " << f << " (from Bouncer) is malformed\n"
+                                  << rep.summary();
+  }
+  size_t warnings = 0;
+  for (const auto& e : rep.experts) {
+    const bool bad = e.severity >= 0x800000 || e.message.find("hecksum") != std::string::npos ||
+                     e.message.find("alformed") != std::string::npos;
+    if (bad && from_bouncer(e.frame)) {
+      ADD_FAILURE() << "frame " << e.frame << " (from Bouncer): " << e.message;
+    } else {
+      ++warnings;
+    }
+  }
+  std::set<std::pair<uint32_t, uint16_t>> seen;
+  for (const auto& row : rep.replies) {
+    ASSERT_GE(row.frame, 1u);
+    ASSERT_LE(row.frame, pkts->size());
+    auto s = decode((*pkts)[row.frame - 1]);
+    ASSERT_TRUE(s);
+    const std::pair<uint32_t, uint16_t> key{s->dst_ip, s->dport};
+    EXPECT_TRUE(row.rej_flag) << "frame " << row.frame;
+    auto it = want.find(key);
+    if (it == want.end()) {
+      ADD_FAILURE() << "frame " << row.frame << ": a reply to " << ip_str(key.first) << ":"
+                    << key.second << ", which should get none";
+      continue;
+    }
+    const size_t extra = it->second.enhanced ? 4 : 0;
+    EXPECT_EQ(row.pd_length, it->second.pd.size() + extra) << "frame " << row.frame;
+    EXPECT_EQ(row.private_data.size(), it->second.pd.size() + extra) << "frame " << row.frame;
+    if (row.private_data.size() == it->second.pd.size() + extra) {
+      EXPECT_TRUE(std::equal(it->second.pd.begin(), it->second.pd.end(),
+                             row.private_data.begin() + static_cast<std::ptrdiff_t>(extra)))
+          << "frame " << row.frame;
+    }
+    seen.insert(key);
+  }
+  if (every) {
+    for (const auto& [key, w] : want) {
+      EXPECT_TRUE(seen.count(key)) << "tshark dissected no reject to " << ip_str(key.first) << ":"
+                                   << key.second << " in " << path;
+    }
+  }
+  std::printf(
+      "[ tshark   ] %s: %u frames, %zu MPA replies (rej_flag 1), %zu expert infos "
+      "not about Bouncer's frames' form (TCP analysis, peer faults)\n",
+      path.c_str(), rep.frames, rep.replies.size(), warnings);
+}
+
+inline std::map<std::pair<uint32_t, uint16_t>, PcapWant> pcap_wants(const Scenario& sc) {
+  std::map<std::pair<uint32_t, uint16_t>, PcapWant> w;
+  for (const auto& c : sc.conns) {
+    if (c.requests.empty() || !c.completion) continue;
+    w[{c.cfg.ip, c.cfg.port}] = {to_u8(c.reject_pd), c.cfg.mpa_rev == 2 && c.cfg.enhanced};
+  }
+  return w;
+}
+
+}  // namespace systest
