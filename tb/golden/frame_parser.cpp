@@ -202,4 +202,109 @@ bool reject_matches_params(const ParsedReject& r, const RejectParams& p, std::st
   return true;
 }
 
+std::optional<ParsedSegment> parse_tcp_segment(std::span<const uint8_t> f, std::string* why) {
+  constexpr size_t kMinFrame = 60;  // Ethernet minimum without FCS
+  ParsedSegment s;
+  auto bad = [why](const std::string& msg) -> std::optional<ParsedSegment> {
+    fail(why, msg);
+    return std::nullopt;
+  };
+
+  if (f.size() < 14) return bad("frame shorter than an Ethernet header");
+  for (size_t i = 0; i < 6; ++i) {
+    s.dst_mac[i] = f[i];
+    s.src_mac[i] = f[6 + i];
+  }
+  size_t l3 = 14;
+  uint16_t ethertype = rd16(f, 12);
+  if (ethertype == 0x8100) {
+    if (f.size() < 18) return bad("frame truncated in the 802.1Q tag");
+    s.vlan = true;
+    s.vlan_tci = rd16(f, 14);
+    ethertype = rd16(f, 16);
+    l3 = 18;
+  }
+  if (ethertype != 0x0800) return bad("EtherType " + hex(ethertype) + " is not IPv4");
+
+  if (f.size() < l3 + 20) return bad("frame truncated in the IPv4 header");
+  const auto after_l2 = f.subspan(l3);
+  const size_t ihl = static_cast<size_t>(after_l2[0] & 0x0F) * 4;
+  if (ihl < 20) return bad("IPv4 IHL below 5");
+  if (after_l2.size() < ihl) return bad("frame truncated in the IPv4 options");
+  if (!ipv4_header_checksum_ok(after_l2)) {
+    return bad("IPv4 header checksum bad (stored " + hex(rd16(after_l2, 10)) + ")");
+  }
+  if ((after_l2[0] >> 4) != 4) return bad("IP version " + std::to_string(after_l2[0] >> 4));
+  s.tos = after_l2[1];
+  s.ip_total_length = rd16(after_l2, 2);
+  s.ip_id = rd16(after_l2, 4);
+  s.ip_flags_frag = rd16(after_l2, 6);
+  s.ttl = after_l2[8];
+  s.src_ip = rd32(after_l2, 12);
+  s.dst_ip = rd32(after_l2, 16);
+  if (s.ip_total_length < ihl || s.ip_total_length > after_l2.size()) {
+    return bad("IP total length " + std::to_string(s.ip_total_length) + " but " +
+               std::to_string(after_l2.size()) + " bytes follow the L2 header");
+  }
+  s.eth_padding = after_l2.size() - s.ip_total_length;
+  if (s.eth_padding != 0 && f.size() != kMinFrame) {
+    return bad(std::to_string(s.eth_padding) + " bytes after the IP datagram in a " +
+               std::to_string(f.size()) + "-byte frame (only a 60-byte frame is padded)");
+  }
+  if ((s.ip_flags_frag & 0x3FFF) != 0) return bad("IPv4 fragment (MF or offset set)");
+  if (after_l2[9] != 6) return bad("IP protocol " + std::to_string(after_l2[9]) + " is not TCP");
+  const auto ip = after_l2.first(s.ip_total_length);
+
+  const auto tcp = ip.subspan(ihl);
+  if (tcp.size() < 20) return bad("segment shorter than a TCP header");
+  s.src_port = rd16(tcp, 0);
+  s.dst_port = rd16(tcp, 2);
+  s.seq = rd32(tcp, 4);
+  s.ack = rd32(tcp, 8);
+  s.tcp_data_offset = tcp[12] >> 4;
+  s.tcp_flags = tcp[13];
+  s.window = rd16(tcp, 14);
+  s.urgent = rd16(tcp, 18);
+  uint32_t acc = accumulate(ip.subspan(12, 8), 0);  // source and destination addresses
+  acc += 6;                                         // zero, protocol
+  acc += static_cast<uint32_t>(tcp.size());         // TCP length
+  acc = accumulate(tcp, acc);
+  if (fold(acc) != 0xFFFF) return bad("TCP checksum bad (stored " + hex(rd16(tcp, 16)) + ")");
+  const size_t thl = static_cast<size_t>(s.tcp_data_offset) * 4;
+  if (thl < 20 || thl > tcp.size()) return bad("TCP data offset out of range");
+
+  // Options: EOL (0) ends the list, NOP (1) is one byte, every other kind has a length byte.
+  for (size_t i = 20; i < thl;) {
+    const uint8_t kind = tcp[i];
+    if (kind == 0) break;
+    if (kind == 1) {
+      ++i;
+      continue;
+    }
+    if (i + 1 >= thl) return bad("TCP option " + std::to_string(kind) + " without a length");
+    const size_t len = tcp[i + 1];
+    if (len < 2 || i + len > thl) {
+      return bad("TCP option " + std::to_string(kind) + " length " + std::to_string(len) +
+                 " out of range");
+    }
+    if (kind == 2) {
+      if (len != 4) return bad("TCP MSS option of length " + std::to_string(len));
+      s.mss = rd16(tcp, i + 2);
+    } else if (kind == 3) {
+      if (len != 3) return bad("TCP window scale option of length " + std::to_string(len));
+      s.wscale = tcp[i + 2];
+    }
+    i += len;
+  }
+  s.payload.assign(tcp.begin() + static_cast<std::ptrdiff_t>(thl), tcp.end());
+  return s;
+}
+
+MpaKey mpa_key_of(std::span<const uint8_t> p) {
+  if (p.size() < 16) return MpaKey::kNone;
+  if (key_equals(p, kKeyReq)) return MpaKey::kRequest;
+  if (key_equals(p, kKeyRep)) return MpaKey::kReply;
+  return MpaKey::kNone;
+}
+
 }  // namespace golden

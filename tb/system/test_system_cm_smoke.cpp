@@ -88,8 +88,10 @@ TEST_P(CmSmoke, OneRejectEndToEnd) {
     const auto st = cm.stats();
     EXPECT_EQ(st.nodes_held + st.nodes_awaiting_terminal, 0u);
   });
-  for (const auto& f : plat.rx_frames()) std::printf("rx %5zu B @%llu\n", f.bytes.size(), (unsigned long long)f.first_cycle);
-  for (const auto& f : plat.tx_frames()) std::printf("tx %5zu B @%llu\n", f.bytes.size(), (unsigned long long)f.first_cycle);
+  for (const auto& f : plat.rx_frames())
+    std::printf("rx %5zu B @%llu\n", f.bytes.size(), (unsigned long long)f.first_cycle);
+  for (const auto& f : plat.tx_frames())
+    std::printf("tx %5zu B @%llu\n", f.bytes.size(), (unsigned long long)f.first_cycle);
   ASSERT_TRUE(plat.peers_finished());
   const auto& o = plat.peer(0).outcome();
   EXPECT_TRUE(o.rejected) << o.error;
