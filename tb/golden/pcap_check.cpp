@@ -20,7 +20,12 @@
 // --tshark: also run Wireshark's tshark with IP/TCP checksum validation on (golden/tshark.hpp)
 // and require that it sees every reject as an MPA reply with rej_flag 1 and the same
 // revision, PD_Length and private data, no other MPA reply, and no checksum error, malformed
-// packet or error-severity expert info (warnings are listed, not failed).
+// packet or error-severity expert info (warnings are listed, not failed). Retransmitted
+// rejects need not be dissected (tshark does not hand TCP retransmissions to the MPA
+// dissector). That dissector decodes a reply only after its request, and only a request whose
+// 20-byte header is in one segment; so where the capture has no request (TX only) or a request
+// split inside its header, tshark reads a temporary copy with a golden-built request inserted
+// (the split pieces left out) and its frame numbers are mapped back.
 //
 // Usage: pcap_check [--tshark] FILE.pcap
 #include <unistd.h>
@@ -130,10 +135,8 @@ struct Checker {
   std::vector<Conn> conns;
   std::map<std::pair<Endpoint, Endpoint>, size_t> by_tuple;
   std::vector<RejectSeen> rejects;
-  // Wireshark's MPA dissector decodes a reply only after the request, and only a request whose
-  // 20-byte header is in one segment. tshark therefore reads a copy of the capture with
-  // golden-built requests inserted before some frames and the pieces of split-header
-  // requests dropped (frame numbers of the original).
+  // The copy tshark reads: golden-built requests inserted before these frames, these frames
+  // left out (frame numbers of the original; see the header comment).
   std::map<uint32_t, golden::Packet> tshark_insert;
   std::set<uint32_t> tshark_drop;
   unsigned invalid = 0;
@@ -294,8 +297,8 @@ golden::Packet request_for(const golden::ParsedReject& r) {
   q.rcv_nxt = r.ack;
   q.rcv_wnd = r.window;
   q.req_rev = r.rev;
-  q.req_flags =
-      r.mpa_flags & (golden::kMpaFlagMarkers | golden::kMpaFlagCrc | golden::kMpaFlagEnhanced);
+  q.req_flags = static_cast<uint8_t>(
+      r.mpa_flags & (golden::kMpaFlagMarkers | golden::kMpaFlagCrc | golden::kMpaFlagEnhanced));
   q.req_ird_ord = r.ird_ord.value_or(0);
   return golden::build_mpa_request_frame(q, {});
 }
@@ -433,7 +436,7 @@ void Checker::frame(uint32_t n, const golden::Packet& p) {
       if (r->vlan) what += " vlan " + std::to_string(r->vlan_tci & 0xFFF);
       tok = "REJ(" + std::to_string(r->pd_length) + ")" + (fin ? "+FIN" : "");
       ++c.rejects;
-      RejectSeen rs{n, rtx, r->rev, r->pd_length, r->mpa_flags, {}, std::nullopt};
+      RejectSeen rs{n, rtx, r->rev, r->pd_length, r->mpa_flags, {}};
       if (r->ird_ord) {
         for (int sh = 24; sh >= 0; sh -= 8)
           rs.pd.push_back(static_cast<uint8_t>(*r->ird_ord >> sh));
@@ -451,6 +454,9 @@ void Checker::frame(uint32_t n, const golden::Packet& p) {
       }
       rejects.push_back(std::move(rs));
       // Against the request and the handshake, when the capture has them.
+      if (c.saw_syn && (!c.req || !c.req->complete())) {
+        c.problems.push_back("reject before the whole MPA request is in the capture");
+      }
       if (c.req && c.req->total) {
         const Request& q = *c.req;
         const bool enh = golden::is_enhanced(q.rev, q.flags);
@@ -466,9 +472,7 @@ void Checker::frame(uint32_t n, const golden::Packet& p) {
                         r->mpa_flags, want);
           c.problems.push_back(buf);
         }
-        if (!q.complete()) {
-          c.problems.push_back("reject before the whole request is in the capture");
-        } else if (r->ack != q.start + *q.total) {
+        if (q.complete() && r->ack != q.start + *q.total) {
           c.problems.push_back("reject acknowledges " + rel(r->ack, other.isn) +
                                ", not the end of the request (" +
                                rel(q.start + static_cast<uint32_t>(*q.total), other.isn) + ")");
