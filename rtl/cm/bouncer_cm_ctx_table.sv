@@ -27,7 +27,6 @@ module bouncer_cm_ctx_table #(
   output logic [511:0]          rsp_rdata
 );
 
-  logic [511:0] mem [1 << DEPTH_LOG2];
 
   logic                  init_q;
   logic [DEPTH_LOG2:0]   init_addr_q;
@@ -50,11 +49,16 @@ module bouncer_cm_ctx_table #(
     if (go) req_ready[sel] = 1'b1;
   end
 
-  // RAM: registered read (read-first), one write port, same address port.
+  // RAM: registered read (read-first), one write port, same address port. Eight 64-bit lanes
+  // rather than one 512-bit word: the same BRAM/URAM count, and Yosys 0.23's memory mapper
+  // handles 64-bit words at any depth (a single 512-bit memory fails from 2**12 entries up).
   logic [511:0] rdata_q;
-  always_ff @(posedge clk) begin
-    if (we && (go || !init_q)) mem[addr] <= wdata;
-    rdata_q <= mem[addr];
+  for (genvar l = 0; l < 8; l++) begin : g_lane
+    (* ram_style = "block" *) logic [63:0] lane_mem [1 << DEPTH_LOG2];
+    always_ff @(posedge clk) begin
+      if (we && (go || !init_q)) lane_mem[addr] <= wdata[64*l +: 64];
+      rdata_q[64*l +: 64] <= lane_mem[addr];
+    end
   end
 
   logic [1:0] rd_s1_q, rd_s2_q;
