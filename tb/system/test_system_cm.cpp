@@ -617,7 +617,8 @@ TEST_P(SystemCm, ExactListenerWinsOverWildcard) {
           EXPECT_TRUE(c.requests.empty());
           wants[{c.cfg.ip, c.cfg.port}] = {tmpl, true};
           // our frames come from the address the initiator connected to
-          for (const auto* w : tx_only(transcript(plat, c.cfg.ip, c.cfg.port))) {
+          const auto tr = transcript(plat, c.cfg.ip, c.cfg.port);  // outlives the pointers
+          for (const auto* w : tx_only(tr)) {
             EXPECT_EQ(w->seg.src_ip, c.cfg.peer_ip);
           }
         }

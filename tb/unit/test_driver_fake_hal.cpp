@@ -63,7 +63,7 @@ bool FakeHal::dma_read(uint64_t addr, std::span<std::byte> out) const {
   auto mem = it->second->mem();
   const uint64_t off = addr - it->first;
   if (off + out.size() > mem.size()) return false;
-  std::memcpy(out.data(), mem.data() + off, out.size());
+  if (!out.empty()) std::memcpy(out.data(), mem.data() + off, out.size());
   return true;
 }
 
@@ -74,7 +74,7 @@ bool FakeHal::dma_write(uint64_t addr, std::span<const std::byte> in) {
   auto mem = it->second->mem();
   const uint64_t off = addr - it->first;
   if (off + in.size() > mem.size()) return false;
-  std::memcpy(mem.data() + off, in.data(), in.size());
+  if (!in.empty()) std::memcpy(mem.data() + off, in.data(), in.size());
   return true;
 }
 
