@@ -10,7 +10,7 @@
 package bouncer_regs_pkg;
 
   localparam logic [31:0] ID_VALUE = 32'h424E4352;
-  localparam logic [31:0] VERSION_VALUE = 32'h00000300;
+  localparam logic [31:0] VERSION_VALUE = 32'h00000400;
 
   // ---- constants
   localparam int SQ_WQE_BYTES = 64;  // Size of one SQ descriptor (WQE).
@@ -200,6 +200,8 @@ package bouncer_regs_pkg;
   localparam int REG_CAPS_INLINE_W = 1;
   localparam int REG_CTRL_ENABLE_LSB = 0;
   localparam int REG_CTRL_ENABLE_W = 1;
+  localparam int REG_CTRL_LOOPBACK_LSB = 1;
+  localparam int REG_CTRL_LOOPBACK_W = 1;
   localparam int REG_STATUS_SQ_BUSY_LSB = 0;
   localparam int REG_STATUS_SQ_BUSY_W = 1;
   localparam int REG_STATUS_CQP_BUSY_LSB = 1;

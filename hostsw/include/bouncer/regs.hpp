@@ -11,7 +11,7 @@ namespace bouncer::regs {
 
 inline constexpr uint32_t kIdValue = 0x424E4352;
 inline constexpr uint32_t kVersionMajor = 0;
-inline constexpr uint32_t kVersionMinor = 3;
+inline constexpr uint32_t kVersionMinor = 4;
 inline constexpr uint32_t kVersionPatch = 0;
 
 // Size of one SQ descriptor (WQE).
@@ -426,6 +426,7 @@ inline constexpr RegField INLINE{25, 1};
 }  // namespace CAPS
 namespace CTRL {
 inline constexpr RegField ENABLE{0, 1};
+inline constexpr RegField LOOPBACK{1, 1};
 }  // namespace CTRL
 namespace STATUS {
 inline constexpr RegField SQ_BUSY{0, 1};
