@@ -106,8 +106,10 @@ void add_sim_options(CLI::App& app, SimOptions& o) {
   app.add_option("--mode", o.mode,
                  "peer: simulated initiators connect, the host rejects their requests; "
                  "context: the host writes the contexts (no peers). push|db|both: context "
-                 "mode with that --post (the old spelling)")
-      ->check(CLI::IsMember({"peer", "context", "push", "db", "both"}))
+                 "mode with that --post (the old spelling); bridge: the network port is "
+                 "bridged to a QEMU guest (-netdev dgram on 127.0.0.1) and a real initiator "
+                 "connects (JSON lines on stdout; see docs/interop.md)")
+      ->check(CLI::IsMember({"peer", "context", "bridge", "push", "db", "both"}))
       ->capture_default_str();
   app.add_option("--post", o.post, "push | db | both (alternate per connection)")
       ->check(CLI::IsMember({"push", "db", "both"}))
@@ -160,6 +162,24 @@ void add_sim_options(CLI::App& app, SimOptions& o) {
   app.add_option("--seed", o.seed, "Random seed (ISNs, ISN key, IP IDs, back-pressure, loss)")
       ->capture_default_str();
   app.add_flag("--fin", o.fin, "FIN in the reject segment (= --fin-policy irdma)");
+  auto* b = app.add_option_group(
+      "bridge", "--mode bridge: Bouncer is 10.0.0.2 / 02:00:00:00:00:02 on the guest's link");
+  b->add_option("--bridge-local", o.bridge_local,
+                "Our UDP socket, [127.0.0.1:]PORT (QEMU's remote.port)")
+      ->capture_default_str();
+  b->add_option("--bridge-remote", o.bridge_remote,
+                "QEMU's socket, [127.0.0.1:]PORT (its local.port); only 127.0.0.1 is allowed")
+      ->capture_default_str();
+  b->add_option("--port", o.port, "TCP port of the listener")->capture_default_str();
+  b->add_flag("--no-listener", o.no_listener, "Create no listener: every SYN gets a RST");
+  b->add_option("--template-pd", o.template_pd, "Auto-reject private data (text)")
+      ->capture_default_str();
+  b->add_option("--stop-after", o.connections_limit,
+                "Stop once this many requests were rejected and settled (0: run until SIGINT/"
+                "SIGTERM or --max-wall)")
+      ->capture_default_str();
+  b->add_option("--max-wall", o.max_wall_s, "Stop after this many wall seconds (0: never)")
+      ->capture_default_str();
 }
 
 int run_sim(const SimOptions& opts) {
@@ -176,6 +196,7 @@ int run_sim(const SimOptions& opts) {
     o.fin_policy = "irdma";
   }
   if (!prepare_pcap_dir(o)) return 1;
+  if (o.mode == "bridge") return run_bridge_mode(o);
   return o.mode == "context" ? run_context_mode(o) : run_peer_mode(o);
 }
 

@@ -5,6 +5,8 @@
 //    auto-reject policy does); the pcap holds both directions.
 //  --mode context: today's vertical slice: the host writes every connection context and
 //    rejects it (no peers, TX only).
+//  --mode bridge: the network port is bridged to a QEMU guest (`-netdev dgram` on 127.0.0.1);
+//    a real initiator connects, the host rejects every request (sim_bridge.cpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -37,6 +39,14 @@ struct SimOptions {
   unsigned backlog = 0;              // listener backlog (0: no limit)
   uint64_t spacing = 2000;           // cycles between two peers' SYNs
   uint64_t max_cycles = 20'000'000;  // give up after this many simulated cycles
+  // bridge mode
+  std::string bridge_local = "127.0.0.1:17001";   // our UDP socket
+  std::string bridge_remote = "127.0.0.1:17002";  // QEMU's -netdev dgram local address
+  uint16_t port = 20049;                          // listener port
+  bool no_listener = false;                       // SYNs get a RST
+  std::string template_pd = "bouncer: refused by listener policy";  // auto-reject PD
+  unsigned connections_limit = 0;  // stop once this many requests were settled (0: never)
+  double max_wall_s = 600;         // stop after this many wall seconds (0: never)
 };
 
 void add_sim_options(CLI::App& app, SimOptions& o);
@@ -47,6 +57,7 @@ int run_sim(const SimOptions& o);
 // The two modes (sim_cmd.cpp, sim_peer.cpp); `o` is normalized by run_sim.
 int run_context_mode(const SimOptions& o);
 int run_peer_mode(const SimOptions& o);
+int run_bridge_mode(const SimOptions& o);
 
 /// The reject PD of connection i: --pd text (or "bouncer: go away #i"), cut or padded by
 /// repetition to --pd-len (default 7, 33, 64, 200 in turn).
