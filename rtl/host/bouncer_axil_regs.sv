@@ -2,6 +2,8 @@
 // bouncer_axil_regs: AXI4-Lite register file, doorbells, push page and statistics.
 //
 // Offsets come from the generated bouncer_regs_pkg (regs/bouncer.toml).
+// - CTRL: ENABLE and LOOPBACK are plain rw bits (reset 0); ctrl_loopback is the register
+//   itself, the core latches it per port at frame boundaries.
 // - Writes: AW and W are taken together; B follows one cycle later. A write to a
 //   doorbell produces a one-cycle *_db pulse with the written index.
 // - Reads: R follows AR by one cycle (the read mux is registered).
@@ -46,6 +48,7 @@ module bouncer_axil_regs #(
 
   // configuration
   output logic              ctrl_enable,
+  output logic              ctrl_loopback,  // CTRL.LOOPBACK (the core switches at frame boundaries)
   output logic [63:0]       sq_base,
   output logic [3:0]        sq_size_log2,
   output logic              sq_reset,
@@ -132,7 +135,7 @@ module bouncer_axil_regs #(
   endfunction
 
   logic [31:0] scratch_q;
-  logic        enable_q;
+  logic        enable_q, loopback_q;
   logic [63:0] sq_base_q, cq_base_q, cqp_base_q, ccq_base_q;
   logic [3:0]  sq_size_q, cq_size_q, cqp_size_q, ccq_size_q;
   logic [14:0] sq_pi_q, cq_head_q, cqp_pi_q, ccq_head_q;
@@ -199,7 +202,10 @@ module bouncer_axil_regs #(
       push_armed_q <= 1'b0;
     end else if (wr_fire) begin
       case (wr_addr[15:0])
-        bouncer_regs_pkg::REG_CTRL:        enable_q <= wr_data[bouncer_regs_pkg::REG_CTRL_ENABLE_LSB];
+        bouncer_regs_pkg::REG_CTRL: begin
+          enable_q   <= wr_data[bouncer_regs_pkg::REG_CTRL_ENABLE_LSB];
+          loopback_q <= wr_data[bouncer_regs_pkg::REG_CTRL_LOOPBACK_LSB];
+        end
         bouncer_regs_pkg::REG_SCRATCH:     scratch_q <= merge(scratch_q, wr_data, s_axil_wstrb);
         bouncer_regs_pkg::REG_SQ_BASE_LO:  sq_base_q[31:0] <= wr_data;
         bouncer_regs_pkg::REG_SQ_BASE_HI:  sq_base_q[63:32] <= wr_data;
@@ -298,6 +304,7 @@ module bouncer_axil_regs #(
       bvalid_q     <= 1'b0;
       scratch_q    <= '0;
       enable_q     <= 1'b0;
+      loopback_q   <= 1'b0;
       sq_base_q    <= '0;
       cq_base_q    <= '0;
       cqp_base_q   <= '0;
@@ -370,7 +377,9 @@ module bouncer_axil_regs #(
       bouncer_regs_pkg::REG_ID:                rd_mux = bouncer_regs_pkg::ID_VALUE;
       bouncer_regs_pkg::REG_VERSION:           rd_mux = bouncer_regs_pkg::VERSION_VALUE;
       bouncer_regs_pkg::REG_CAPS:              rd_mux = CAPS_VALUE;
-      bouncer_regs_pkg::REG_CTRL:              rd_mux = {31'd0, enable_q};
+      bouncer_regs_pkg::REG_CTRL:
+        rd_mux = (32'(enable_q) << bouncer_regs_pkg::REG_CTRL_ENABLE_LSB)
+               | (32'(loopback_q) << bouncer_regs_pkg::REG_CTRL_LOOPBACK_LSB);
       bouncer_regs_pkg::REG_STATUS:            rd_mux = {25'd0, status};
       bouncer_regs_pkg::REG_SCRATCH:           rd_mux = scratch_q;
       bouncer_regs_pkg::REG_CYCLE_LO:          rd_mux = cycle_q[31:0];
@@ -449,6 +458,7 @@ module bouncer_axil_regs #(
 
   // ------------------------------------------------------------------ outputs
   assign ctrl_enable   = enable_q;
+  assign ctrl_loopback = loopback_q;
   assign sq_base       = sq_base_q;
   assign sq_size_log2  = sq_size_q;
   assign sq_reset      = sq_reset_q;

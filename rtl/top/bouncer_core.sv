@@ -14,6 +14,19 @@
 //
 // Parameters: DATA_W is the RX/TX stream width (64 or 512); CTX_DEPTH_LOG2 sizes the
 // connection table (cm_id < 2**CTX_DEPTH_LOG2). The DMA master is 64 bits wide.
+//
+// Loopback (CTRL.LOOPBACK, for the card self-test): tx_arb's output goes into the core's own
+// RX frame FIFO instead of m_axis_tx (m_axis_tx_tvalid stays 0), and frames arriving on
+// s_axis_rx are discarded whole (s_axis_rx_tready stays 1) and counted in STAT_RX_OVERFLOW
+// only. STAT_RX_FRAMES counts the frames that enter the RX FIFO, so in loopback it counts the
+// looped frames, like STAT_TX_FRAMES (a looped frame the full FIFO drops counts in both
+// STAT_RX_FRAMES and STAT_RX_OVERFLOW, as in normal mode). Each port switches only between
+// two of its own frames, in an order that never lets two sources share the FIFO input:
+// switching on, the RX port first, then the TX port; off, the TX port first, then the RX
+// port. A frame waiting on m_axis_tx (tvalid high, tready low) is never withdrawn: the
+// switch to loopback waits until it is taken. Looped frames take the normal RX path (FIFO,
+// parser, CM engine), adding no latency of their own; the CQE latency still counts from the
+// reject's first beat leaving tx_arb.
 // See docs/architecture.md and docs/operations.md for the walk-through of one reject.
 `default_nettype none
 module bouncer_core #(
@@ -141,6 +154,7 @@ module bouncer_core #(
   logic         cm_ready, cm_busy, rx_good, rx_drop;
   logic         tx_frame_done;
   logic [15:0]  tx_frame_bytes;
+  logic         ctrl_lb, rx_ovf;
 
   bouncer_axil_regs #(
     .ADDR_W(AXIL_ADDR_W), .DATA_BYTES(DATA_W / 8), .CTX_DEPTH_LOG2(CTX_DEPTH_LOG2)
@@ -150,7 +164,7 @@ module bouncer_core #(
     .s_axil_wvalid, .s_axil_wready, .s_axil_bresp, .s_axil_bvalid, .s_axil_bready,
     .s_axil_araddr, .s_axil_arvalid, .s_axil_arready, .s_axil_rdata, .s_axil_rresp,
     .s_axil_rvalid, .s_axil_rready,
-    .ctrl_enable(enable),
+    .ctrl_enable(enable), .ctrl_loopback(ctrl_lb),
     .sq_base, .sq_size_log2, .sq_reset, .sq_pi, .sq_db, .push_wqe, .push_armed, .push_idx,
     .push_take,
     .cq_base, .cq_size_log2, .cq_reset, .cq_head,
@@ -172,8 +186,9 @@ module bouncer_core #(
     .cm_conns(17'(cm_in_use)),
     .stat_cm(st_cm)
   );
-  // RX_FRAMES (bit 0) and RX_OVERFLOW (bit 3) are counted at the RX FIFO
-  assign st_cm = st_cm_engine | {20'd0, rx_drop, 2'b00, rx_good || rx_drop};
+  // RX_FRAMES (bit 0) and RX_OVERFLOW (bit 3) are counted at the RX FIFO; RX_OVERFLOW also
+  // counts the frames the loopback discards on s_axis_rx (rx_ovf, see the loopback section)
+  assign st_cm = st_cm_engine | {20'd0, rx_ovf, 2'b00, rx_good || rx_drop};
 
   // ------------------------------------------------------------------ DMA
   // read clients: 0 = control queue, 1 = SQ (WQEs), 2 = CM engine (reject PD)
@@ -303,13 +318,18 @@ module bouncer_core #(
   logic [DATA_W/8-1:0] rxf_tkeep, pl_tkeep;
   logic                rxf_tlast, rxf_tvalid, rxf_tready;
   logic                pl_tlast, pl_tvalid, pl_tready;
+  // RX FIFO input: s_axis_rx, or tx_arb's output in loopback (see the loopback section)
+  logic [DATA_W-1:0]   rxi_tdata;
+  logic [DATA_W/8-1:0] rxi_tkeep;
+  logic                rxi_tlast, rxi_tvalid;
 
-  // 16 KiB: a MAC cannot be stalled, so whole frames are dropped when the CM falls behind
+  // 16 KiB: a MAC cannot be stalled, so whole frames are dropped when the CM falls behind.
+  // Its s_axis_tready is constant 1 (so is s_axis_rx_tready).
   bouncer_axis_frame_fifo #(.DATA_W(DATA_W), .DEPTH_LOG2((DATA_W == 64) ? 11 : 8)) u_rx_fifo (
     .clk, .rst,
-    .s_axis_tdata(s_axis_rx_tdata), .s_axis_tkeep(s_axis_rx_tkeep),
-    .s_axis_tlast(s_axis_rx_tlast), .s_axis_tvalid(s_axis_rx_tvalid),
-    .s_axis_tready(s_axis_rx_tready),
+    .s_axis_tdata(rxi_tdata), .s_axis_tkeep(rxi_tkeep),
+    .s_axis_tlast(rxi_tlast), .s_axis_tvalid(rxi_tvalid),
+    .s_axis_tready(),
     .m_axis_tdata(rxf_tdata), .m_axis_tkeep(rxf_tkeep), .m_axis_tlast(rxf_tlast),
     .m_axis_tvalid(rxf_tvalid), .m_axis_tready(rxf_tready),
     .drop_frame(rx_drop), .good_frame(rx_good)
@@ -573,32 +593,89 @@ module bouncer_core #(
     .m_axis_tready(txa_tready[1])
   );
 
+  logic [DATA_W-1:0]   arb_tdata;
+  logic [DATA_W/8-1:0] arb_tkeep;
+  logic                arb_tlast, arb_tvalid, arb_tready, arb_fire;
+
   bouncer_tx_arb #(.DATA_W(DATA_W), .N(2)) u_txarb (
     .clk, .rst,
     .s_axis_tdata(txa_tdata), .s_axis_tkeep(txa_tkeep), .s_axis_tlast(txa_tlast),
     .s_axis_tvalid(txa_tvalid), .s_axis_tready(txa_tready),
-    .m_axis_tdata(m_axis_tx_tdata), .m_axis_tkeep(m_axis_tx_tkeep),
-    .m_axis_tlast(m_axis_tx_tlast), .m_axis_tvalid(m_axis_tx_tvalid),
-    .m_axis_tready(m_axis_tx_tready),
+    .m_axis_tdata(arb_tdata), .m_axis_tkeep(arb_tkeep),
+    .m_axis_tlast(arb_tlast), .m_axis_tvalid(arb_tvalid),
+    .m_axis_tready(arb_tready),
     .frame_done(tx_frame_done), .frame_bytes(tx_frame_bytes)
   );
-  assign st_tx_frame = tx_frame_done;
+  assign st_tx_frame = tx_frame_done;   // transmitted frames, looped ones included
 
-  // Which source each frame on m_axis_tx came from: the arbiter is frame-atomic and keeps
-  // order, so the frame starts it accepts leave in the same order. A 4-deep FIFO of source
-  // ids (the arbiter holds at most two frames' first beats) tells the CM engine when the
-  // reject's first beat is on the port.
+  // ------------------------------------------------------------------ loopback
+  // lb_rx_q: frames arriving on s_axis_rx are discarded; lb_tx_q: tx_arb's frames go into
+  // the RX FIFO. Each changes only at a boundary of its own port (*_bound: after this
+  // cycle's beat, if any, no frame of that port is in progress, and on TX no beat is left
+  // waiting for m_axis_tx_tready). lb_tx_q turns on only once lb_rx_q is on, and lb_rx_q
+  // turns off only once lb_tx_q is off, so lb_tx_q implies lb_rx_q: the RX FIFO input takes
+  // either s_axis_rx or tx_arb, never beats of both within one frame.
+  logic       lb_rx_q, lb_tx_q, rx_in_frame_q, rx_bound, tx_bound, lb_discard;
+  logic [4:0] ovf_sum;
+  logic [3:0] ovf_pend_q;
+
+  assign arb_tready       = lb_tx_q || m_axis_tx_tready;
+  assign arb_fire         = arb_tvalid && arb_tready;
+  assign m_axis_tx_tdata  = arb_tdata;
+  assign m_axis_tx_tkeep  = arb_tkeep;
+  assign m_axis_tx_tlast  = arb_tlast;
+  assign m_axis_tx_tvalid = arb_tvalid && !lb_tx_q;
+  assign s_axis_rx_tready = 1'b1;
+
+  assign rxi_tdata  = lb_tx_q ? arb_tdata : s_axis_rx_tdata;
+  assign rxi_tkeep  = lb_tx_q ? arb_tkeep : s_axis_rx_tkeep;
+  assign rxi_tlast  = lb_tx_q ? arb_tlast : s_axis_rx_tlast;
+  assign rxi_tvalid = lb_tx_q ? arb_tvalid : (s_axis_rx_tvalid && !lb_rx_q);
+
+  assign rx_bound   = s_axis_rx_tvalid ? s_axis_rx_tlast : !rx_in_frame_q;
+  assign tx_bound   = arb_tvalid ? (arb_tready && arb_tlast) : !tx_out_in_frame_q;
+  // one pulse per discarded frame, at its tlast beat
+  assign lb_discard = lb_rx_q && s_axis_rx_tvalid && s_axis_rx_tlast;
+
+  // RX_OVERFLOW increments by at most one per cycle: a discard in the same cycle as an RX
+  // FIFO drop waits (up to 15 pending; they cannot pile up at frame rates a port allows).
+  assign ovf_sum = 5'(ovf_pend_q) + 5'(rx_drop) + 5'(lb_discard);
+  assign rx_ovf  = ovf_sum != 5'd0;
+
+  always_ff @(posedge clk) begin
+    if (s_axis_rx_tvalid) rx_in_frame_q <= !s_axis_rx_tlast;
+    if (rx_bound) begin
+      if (ctrl_lb) lb_rx_q <= 1'b1;
+      else if (!lb_tx_q) lb_rx_q <= 1'b0;
+    end
+    if (tx_bound) begin
+      if (!ctrl_lb) lb_tx_q <= 1'b0;
+      else if (lb_rx_q) lb_tx_q <= 1'b1;
+    end
+    if (rx_ovf) ovf_pend_q <= (ovf_sum > 5'd16) ? 4'd15 : 4'(ovf_sum - 5'd1);
+    if (rst) begin
+      rx_in_frame_q <= 1'b0;
+      lb_rx_q       <= 1'b0;
+      lb_tx_q       <= 1'b0;
+      ovf_pend_q    <= '0;
+    end
+  end
+
+  // Which source each frame leaving tx_arb came from (to m_axis_tx or, in loopback, into the
+  // RX FIFO): the arbiter is frame-atomic and keeps order, so the frame starts it accepts
+  // leave in the same order. A 4-deep FIFO of source ids (the arbiter holds at most two
+  // frames' first beats) tells the CM engine when the reject's first beat leaves.
   logic [1:0] txa_in_frame_q, txa_sof;
   logic [3:0] src_fifo_q;
   logic [2:0] src_wr_q, src_rd_q;
   logic       tx_out_in_frame_q, tx_out_sof, tx_rej_sof;
   assign txa_sof    = txa_tvalid & txa_tready & ~txa_in_frame_q;
-  assign tx_out_sof = m_axis_tx_tvalid && m_axis_tx_tready && !tx_out_in_frame_q;
+  assign tx_out_sof = arb_fire && !tx_out_in_frame_q;
   assign tx_rej_sof = tx_out_sof && (src_fifo_q[src_rd_q[1:0]] == 1'b0);
   always_ff @(posedge clk) begin
     for (int i = 0; i < 2; i++)
       if (txa_tvalid[i] && txa_tready[i]) txa_in_frame_q[i] <= !txa_tlast[i];
-    if (m_axis_tx_tvalid && m_axis_tx_tready) tx_out_in_frame_q <= !m_axis_tx_tlast;
+    if (arb_fire) tx_out_in_frame_q <= !arb_tlast;
     if (txa_sof != 2'b00) begin
       src_fifo_q[src_wr_q[1:0]] <= txa_sof[1];
       src_wr_q <= src_wr_q + 3'd1;
