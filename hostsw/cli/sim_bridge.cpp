@@ -65,10 +65,6 @@ std::string hex(std::span<const std::byte> b) {
   return s;
 }
 
-std::string ip_str(uint32_t ip) {
-  return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xFF, (ip >> 8) & 0xFF, ip & 0xFF);
-}
-
 std::vector<std::byte> bytes_of(const std::string& s) {
   std::vector<std::byte> v(s.size());
   for (size_t i = 0; i < s.size(); ++i) v[i] = std::byte(static_cast<uint8_t>(s[i]));
@@ -87,19 +83,6 @@ std::vector<std::byte> bridge_reject_pd(const std::string& text, unsigned n) {
     }
   }
   return bytes_of(out);
-}
-
-regs::FinPolicy fin_policy_of(const std::string& s) {
-  if (s == "irdma") return regs::FinPolicy::IRDMA;
-  if (s == "abort") return regs::FinPolicy::ABORT;
-  return regs::FinPolicy::SIW_SAFE;
-}
-
-regs::AutoReject auto_reject_of(const std::string& s) {
-  if (s == "all") return regs::AutoReject::ALL;
-  if (s == "backlog") return regs::AutoReject::BACKLOG;
-  if (s == "ird-ord") return regs::AutoReject::IRD_ORD;
-  return regs::AutoReject::OFF;
 }
 
 void emit(const std::string& json) {

@@ -80,6 +80,23 @@ std::vector<std::byte> reject_pd(unsigned i, const SimOptions& o) {
   return pd;
 }
 
+std::string ip_str(uint32_t ip) {
+  return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xFF, (ip >> 8) & 0xFF, ip & 0xFF);
+}
+
+regs::FinPolicy fin_policy_of(const std::string& s) {
+  if (s == "irdma") return regs::FinPolicy::IRDMA;
+  if (s == "abort") return regs::FinPolicy::ABORT;
+  return regs::FinPolicy::SIW_SAFE;
+}
+
+regs::AutoReject auto_reject_of(const std::string& s) {
+  if (s == "all") return regs::AutoReject::ALL;
+  if (s == "backlog") return regs::AutoReject::BACKLOG;
+  if (s == "ird-ord") return regs::AutoReject::IRD_ORD;
+  return regs::AutoReject::OFF;
+}
+
 bool prepare_pcap_dir(const SimOptions& o) {
   if (o.pcap.empty()) return true;
   std::error_code ec;

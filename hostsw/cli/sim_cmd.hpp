@@ -13,6 +13,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "bouncer/regs.hpp"
 
 namespace bouncer::cli {
 
@@ -62,6 +65,11 @@ int run_bridge_mode(const SimOptions& o);
 /// The reject PD of connection i: --pd text (or "bouncer: go away #i"), cut or padded by
 /// repetition to --pd-len (default 7, 33, 64, 200 in turn).
 std::vector<std::byte> reject_pd(unsigned i, const SimOptions& o);
+/// "10.0.0.1" from 0x0A000001.
+std::string ip_str(uint32_t ip);
+/// --fin-policy siw|irdma|abort and --auto-reject off|all|backlog|ird-ord as register enums.
+regs::FinPolicy fin_policy_of(const std::string& s);
+regs::AutoReject auto_reject_of(const std::string& s);
 /// Creates the pcap's directory. false (with a message) if that fails.
 bool prepare_pcap_dir(const SimOptions& o);
 

@@ -68,10 +68,6 @@ std::array<uint32_t, 4> key_from_seed(uint64_t seed) {
   return k;
 }
 
-std::string ip_str(uint32_t ip) {
-  return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xFF, (ip >> 8) & 0xFF, ip & 0xFF);
-}
-
 std::vector<uint8_t> to_u8(std::span<const std::byte> s) {
   std::vector<uint8_t> v(s.size());
   std::transform(s.begin(), s.end(), v.begin(),
@@ -128,19 +124,6 @@ struct Conn {
   uint8_t rev = 0;
   size_t event_pd_len = 0;
 };
-
-regs::FinPolicy fin_policy_of(const std::string& s) {
-  if (s == "irdma") return regs::FinPolicy::IRDMA;
-  if (s == "abort") return regs::FinPolicy::ABORT;
-  return regs::FinPolicy::SIW_SAFE;
-}
-
-regs::AutoReject auto_reject_of(const std::string& s) {
-  if (s == "all") return regs::AutoReject::ALL;
-  if (s == "backlog") return regs::AutoReject::BACKLOG;
-  if (s == "ird-ord") return regs::AutoReject::IRD_ORD;
-  return regs::AutoReject::OFF;
-}
 
 std::vector<uint8_t> request_pd(unsigned i, unsigned len) {
   const std::string base = fmt::format("initiator #{} would like an RDMA connection", i);
