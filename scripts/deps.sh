@@ -9,6 +9,7 @@ pkgs=(
   libsystemc-dev libpcap-dev libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   tshark clang-format
+  libxrt-dev uuid-dev
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // `bouncer`: command-line front end. `bouncer sim ...` runs the driver against the
-// co-simulated hardware; `bouncer card ...` is reserved for the XRT backend.
+// co-simulated hardware; `bouncer card ...` uses an Alveo card through XRT (card_cmd.cpp).
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 
+#include "card_cmd.hpp"
 #include "sim_cmd.hpp"
 
 namespace {
@@ -22,17 +23,12 @@ extern "C" int sc_main(int argc, char** argv) {
   CLI::App* sim = app.add_subcommand("sim", "Reject connections on the co-simulated device");
   bouncer::cli::add_sim_options(*sim, sim_opts);
 
-  CLI::App* card = app.add_subcommand("card", "Use an Alveo card through XRT (not built yet)");
-  card->allow_extras();
-  card->prefix_command();
+  bouncer::cli::CardOptions card_opts;
+  CLI::App* card = app.add_subcommand("card", "Use an Alveo card through XRT (probe, selftest)");
+  bouncer::cli::add_card_commands(*card, card_opts);
 
   CLI11_PARSE(app, argc, argv);
 
-  if (*card) {
-    fmt::print(stderr,
-               "bouncer card: the XRT backend is not built yet (it is tracked as its own "
-               "issue); nothing was done. Use `bouncer sim` for the co-simulation.\n");
-    return 2;
-  }
+  if (*card) return bouncer::cli::run_card(card_opts);
   return bouncer::cli::run_sim(sim_opts);
 }
