@@ -125,8 +125,9 @@ void add_sim_options(CLI::App& app, SimOptions& o) {
                  "context: the host writes the contexts (no peers). push|db|both: context "
                  "mode with that --post (the old spelling); bridge: the network port is "
                  "bridged to a QEMU guest (-netdev dgram on 127.0.0.1) and a real initiator "
-                 "connects (JSON lines on stdout; see docs/interop.md)")
-      ->check(CLI::IsMember({"peer", "context", "bridge", "push", "db", "both"}))
+                 "connects (JSON lines on stdout; see docs/interop.md); selftest: the card's "
+                 "loopback self-test (CTRL.LOOPBACK) on the co-simulated core")
+      ->check(CLI::IsMember({"peer", "context", "bridge", "selftest", "push", "db", "both"}))
       ->capture_default_str();
   app.add_option("--post", o.post, "push | db | both (alternate per connection)")
       ->check(CLI::IsMember({"push", "db", "both"}))
@@ -212,6 +213,7 @@ int run_sim(const SimOptions& opts) {
     }
     o.fin_policy = "irdma";
   }
+  if (o.mode == "selftest") return run_selftest_mode(o);  // nothing on the port: no pcap
   if (!prepare_pcap_dir(o)) return 1;
   if (o.mode == "bridge") return run_bridge_mode(o);
   return o.mode == "context" ? run_context_mode(o) : run_peer_mode(o);

@@ -250,4 +250,14 @@ TEST_F(CardProbe, CliBenchComesWithIssue4) {
   EXPECT_NE(r.out.find("the benchmark comes with issue 4"), std::string::npos) << r.out;
 }
 
+// The same self-test on the co-simulated core, from the CLI (what the probe points to).
+TEST_F(CardProbe, CliSimSelftestModePasses) {
+  for (const char* w : {"64", "512"}) {
+    const CliRun r = run_cli(std::string("sim --mode selftest --width ") + w);
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("54 checks, 0 failed"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("self-test: PASS"), std::string::npos) << r.out;
+  }
+}
+
 }  // namespace

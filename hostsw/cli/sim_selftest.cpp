@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// `bouncer sim --mode selftest`: the loopback self-test that `bouncer card selftest` runs on a
+// card (bouncer/selftest.hpp), on the co-simulated core instead. Exit 0 pass, 1 fail, 3 if
+// the simulation itself failed.
+#include <fmt/core.h>
+
+#include <exception>
+
+#include "bouncer/device.hpp"
+#include "bouncer/selftest.hpp"
+#include "bouncer/sim/platform.hpp"
+#include "sim_cmd.hpp"
+
+namespace bouncer::cli {
+
+int run_selftest_mode(const SimOptions& o) {
+  sim::PlatformConfig pc;
+  pc.data_width = o.width;
+  pc.mem_latency_cycles = o.mem_latency;
+  pc.tx_ready_prob = o.tx_ready;
+  pc.seed = o.seed;
+  pc.fst_path = o.fst;  // no pcap: with the loop on, nothing crosses the port
+  int rc = 0;
+  try {
+    sim::Platform platform(pc);
+    platform.run([&](hal::Device& hal) {
+      auto dev = Device::open(hal);
+      if (!dev) {
+        fmt::print(stderr, "bouncer sim: open: {}\n", dev.error().message);
+        rc = 1;
+        return;
+      }
+      if (auto ready = (*dev)->wait_cm_ready(1'000'000); !ready) {
+        fmt::print(stderr, "bouncer sim: {}\n", ready.error().message);
+        rc = 1;
+        return;
+      }
+      auto rep = run_loopback_selftest(**dev);
+      if (!rep) {
+        fmt::print(stderr, "bouncer sim: {}\n", rep.error().message);
+        rc = 1;
+        return;
+      }
+      fmt::print("{}", format_selftest_report(*rep));
+      rc = rep->passed() ? 0 : 1;
+    });
+    if (rc == 0 && (!platform.tx_frames().empty() || !platform.rx_frames().empty())) {
+      fmt::print(stderr, "bouncer sim: {} frame(s) crossed the port while looping\n",
+                 platform.tx_frames().size() + platform.rx_frames().size());
+      rc = 1;
+    }
+    fmt::print("simulated {} cycles in {:.2f} s\n", platform.cycles(), platform.wall_seconds());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bouncer sim: simulation failed: {}\n", e.what());
+    return 3;
+  }
+  return rc;
+}
+
+}  // namespace bouncer::cli
