@@ -21,3 +21,6 @@ tx/bouncer_mpa_reject_builder.sv
 tx/bouncer_tcp_ctrl_builder.sv
 tx/bouncer_tx_arb.sv
 top/bouncer_core.sv
+common/bouncer_reset_sync.sv
+common/bouncer_axis_async_fifo.sv
+kernel/bouncer_kernel.sv

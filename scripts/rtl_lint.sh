@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-# Verilator -Wall lint of bouncer_core at every supported data width. Exit 1 on any warning.
+# Verilator -Wall lint of bouncer_core and of the Vitis kernel top bouncer_kernel (with and
+# without the async stream FIFOs) at every supported data width, and of blocks verilated on
+# their own. Exit 1 on any warning.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/rtl"
@@ -12,6 +14,14 @@ for w in 64 512; do
   else
     echo "lint DATA_W=$w: FAILED"; rc=1
   fi
+  for a in 1 0; do
+    if verilator --lint-only -Wall -GDATA_W="$w" -GASYNC_STREAMS="$a" --top-module bouncer_kernel \
+        "${srcs[@]}"; then
+      echo "lint bouncer_kernel DATA_W=$w ASYNC_STREAMS=$a: clean"
+    else
+      echo "lint bouncer_kernel DATA_W=$w ASYNC_STREAMS=$a: FAILED"; rc=1
+    fi
+  done
 done
 # Blocks verilated on their own for unit tests that bouncer_core does not instantiate yet
 # (the passive-CM issue wires them in): "top | parameters | sources".
@@ -34,6 +44,10 @@ blocks=(
   "bouncer_mpa_req_asm|-GDATA_W=64|rx/bouncer_mpa_req_asm.sv"
   "bouncer_mpa_req_asm|-GDATA_W=512|rx/bouncer_mpa_req_asm.sv"
   "bouncer_axil_regs||host/bouncer_regs_pkg.sv host/bouncer_axil_regs.sv"
+  "bouncer_axis_async_fifo|-GDATA_W=64 -GFRAME_DROP=0|common/bouncer_axis_async_fifo.sv"
+  "bouncer_axis_async_fifo|-GDATA_W=64 -GFRAME_DROP=1 -GDEPTH_LOG2=4|common/bouncer_axis_async_fifo.sv"
+  "bouncer_axis_async_fifo|-GDATA_W=512 -GFRAME_DROP=1|common/bouncer_axis_async_fifo.sv"
+  "bouncer_reset_sync||common/bouncer_reset_sync.sv"
 )
 for b in "${blocks[@]}"; do
   IFS='|' read -r top params files <<<"$b"

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// bouncer_axis_async_fifo: dual-clock AXI-Stream frame FIFO (tdata/tkeep/tlast), store and
+// forward: a frame becomes visible on m_axis only once its tlast beat is stored, and then
+// leaves at one beat per m_clk cycle with no gap if m_axis_tready stays high (what a CMAC TX
+// port needs: it must not run dry inside a frame).
+//
+// Write side (s_clk): every accepted beat is written at the speculative write pointer; its
+// frame is committed when the tlast beat is written (s_good_frame pulses).
+// - FRAME_DROP = 1 (RX from a MAC, which cannot be stalled): s_axis_tready is constant 1. A
+//   beat that finds the FIFO full (2**DEPTH_LOG2 beats stored, committed or not) rolls the
+//   write pointer back to the start of its frame, the rest of the frame up to its tlast beat
+//   is discarded and s_drop_frame pulses once.
+// - FRAME_DROP = 0 (TX): no loss: s_axis_tready is low while the FIFO is full. Only a frame
+//   longer than the whole FIFO (it fills all 2**DEPTH_LOG2 beats and nothing else is left to
+//   read) cannot be stored; it is dropped whole as above instead of stalling forever.
+// Every frame gives exactly one s_good_frame or one s_drop_frame pulse, registered (the
+// cycle after the beat that decided).
+//
+// Clock-domain crossing: only Gray-coded counters cross, each through two flops named
+// *_sync_q1/*_sync_q2 (ASYNC_REG; the kernel XDC constrains the paths into *_sync_q1 with
+// set_max_delay -datapath_only): the number of committed frames (s_clk -> m_clk, +1 per
+// frame, taken from a flop) and the read pointer (m_clk -> s_clk, +1 per beat). The read
+// side issues a RAM read only for a beat of a committed frame: it counts the tlast beats it
+// has read (a tlast bit per entry, kept in a small asynchronously read array) against the
+// committed frame count. The write pointer never crosses, so its roll-backs are local.
+// Storage: {tkeep, tdata} in one simple dual-port RAM of 2**DEPTH_LOG2 entries, written on
+// s_clk, read on m_clk into a RAM output register (BRAM; LUTRAM at small depths), then the
+// registered m_axis outputs (nothing combinational from m_axis_tready to an output).
+// Latency (read side idle): the s_clk edge that takes a frame's tlast beat also updates the
+// frame count flop; the next m_clk edges are the two synchroniser edges, the RAM read edge and
+// the output register edge, so the first beat is on m_axis after the 4th m_clk edge strictly
+// after that s_clk edge (3 to 4 m_clk periods later) and taken at the 5th at the earliest
+// (tb/unit/test_rtl_axis_async_fifo checks 4..5 periods at every clock ratio). Likewise a read
+// frees its entry for the write side after 1 m_clk edge + 2 s_clk edges (+ phase).
+// Capacity: 2**DEPTH_LOG2 beats in the RAM, plus 2 in the read pipeline.
+// Throughput: one beat per cycle on each side.
+// Reset: s_rst and m_rst (each synchronous to its clock, active high) must be asserted
+// together (the kernel derives both from one asynchronous reset, bouncer_reset_sync).
+`default_nettype none
+module bouncer_axis_async_fifo #(
+  parameter int DATA_W     = 64,
+  parameter int DEPTH_LOG2 = 9,   // beats
+  parameter int FRAME_DROP = 0    // 1: never back-pressure, drop whole frames when full
+) (
+  input  wire                 s_clk,
+  input  wire                 s_rst,
+  input  wire  [DATA_W-1:0]   s_axis_tdata,
+  input  wire  [DATA_W/8-1:0] s_axis_tkeep,
+  input  wire                 s_axis_tlast,
+  input  wire                 s_axis_tvalid,
+  output logic                s_axis_tready,
+  output logic                s_good_frame,   // s_clk pulse: a frame was stored
+  output logic                s_drop_frame,   // s_clk pulse: a frame was dropped whole
+
+  input  wire                 m_clk,
+  input  wire                 m_rst,
+  output logic [DATA_W-1:0]   m_axis_tdata,
+  output logic [DATA_W/8-1:0] m_axis_tkeep,
+  output logic                m_axis_tlast,
+  output logic                m_axis_tvalid,
+  input  wire                 m_axis_tready
+);
+
+  localparam int KW = DATA_W / 8;
+  localparam int AW = DEPTH_LOG2;
+  localparam int EW = DATA_W + KW;   // {tkeep, tdata}; tlast lives in last_mem
+
+  function automatic logic [AW:0] bin2gray(input logic [AW:0] b);
+    bin2gray = b ^ (b >> 1);
+  endfunction
+  function automatic logic [AW:0] gray2bin(input logic [AW:0] g);
+    for (int i = 0; i <= AW; i++) gray2bin[i] = ^(g >> i);
+  endfunction
+
+  logic [EW-1:0] mem [1 << AW];
+  logic          last_mem [1 << AW];
+
+  // ---------------------------------------------------------------- write side (s_clk)
+  logic [AW:0] wr_q, wr_d;           // speculative write pointer
+  logic [AW:0] commit_q, commit_d;   // end of the last committed frame
+  logic [AW:0] fcnt_q, fcnt_d;       // committed frames (mod 2**(AW+1)), binary
+  logic [AW:0] fcnt_gray_q;          // the same in Gray code: crosses to m_clk
+  (* ASYNC_REG = "TRUE" *) logic [AW:0] rd_gray_sync_q1;
+  (* ASYNC_REG = "TRUE" *) logic [AW:0] rd_gray_sync_q2;
+  logic [AW:0] rd_s;                 // read pointer as the write side sees it
+  logic        dropping_q, dropping_d;
+  logic        full, oversize, wr_en, take;
+  logic        drop_d, good_d, drop_q, good_q;
+  logic [AW:0] rd_gray_q;            // read side's Gray pointer (m_clk flop)
+
+  assign rd_s     = gray2bin(rd_gray_sync_q2);
+  assign full     = (wr_q - rd_s) == (AW + 1)'(1 << AW);
+  // full, and every stored beat belongs to the frame being written: it can never fit
+  assign oversize = full && (commit_q == rd_s);
+  assign s_axis_tready = (FRAME_DROP != 0) || dropping_q || !full || oversize;
+  assign take     = s_axis_tvalid && s_axis_tready;
+
+  always_comb begin
+    wr_d       = wr_q;
+    commit_d   = commit_q;
+    fcnt_d     = fcnt_q;
+    dropping_d = dropping_q;
+    drop_d     = 1'b0;
+    good_d     = 1'b0;
+    wr_en      = 1'b0;
+    if (take) begin
+      if (dropping_q) begin
+        if (s_axis_tlast) dropping_d = 1'b0;
+      end else if (full) begin
+        wr_d       = commit_q;
+        drop_d     = 1'b1;
+        dropping_d = !s_axis_tlast;
+      end else begin
+        wr_en = 1'b1;
+        wr_d  = wr_q + 1'b1;
+        if (s_axis_tlast) begin
+          commit_d = wr_q + 1'b1;
+          fcnt_d   = fcnt_q + 1'b1;
+          good_d   = 1'b1;
+        end
+      end
+    end
+  end
+
+  always_ff @(posedge s_clk) begin
+    if (wr_en) begin
+      mem[wr_q[AW-1:0]]      <= {s_axis_tkeep, s_axis_tdata};
+      last_mem[wr_q[AW-1:0]] <= s_axis_tlast;
+    end
+    wr_q            <= wr_d;
+    commit_q        <= commit_d;
+    fcnt_q          <= fcnt_d;
+    fcnt_gray_q     <= bin2gray(fcnt_d);
+    dropping_q      <= dropping_d;
+    drop_q          <= drop_d;
+    good_q          <= good_d;
+    rd_gray_sync_q1 <= rd_gray_q;
+    rd_gray_sync_q2 <= rd_gray_sync_q1;
+    if (s_rst) begin
+      wr_q            <= '0;
+      commit_q        <= '0;
+      fcnt_q          <= '0;
+      fcnt_gray_q     <= '0;
+      dropping_q      <= 1'b0;
+      drop_q          <= 1'b0;
+      good_q          <= 1'b0;
+      rd_gray_sync_q1 <= '0;
+      rd_gray_sync_q2 <= '0;
+    end
+  end
+
+  assign s_good_frame = good_q;
+  assign s_drop_frame = drop_q;
+
+  // ---------------------------------------------------------------- read side (m_clk)
+  (* ASYNC_REG = "TRUE" *) logic [AW:0] fcnt_gray_sync_q1;
+  (* ASYNC_REG = "TRUE" *) logic [AW:0] fcnt_gray_sync_q2;
+  logic [AW:0]       rd_q;           // next entry to read, binary
+  logic [AW:0]       tcnt_q;         // tlast beats read from the RAM, binary
+  logic [AW:0]       tcnt_gray_q;    // the same in Gray code (compared with the sync'd count)
+  logic              avail;          // the entry at rd_q belongs to a committed frame
+  logic              rd_last;        // the entry at rd_q is a tlast beat
+  logic [EW-1:0]     ram_q;          // RAM read register
+  logic              ram_last_q;
+  logic              ram_v_q;        // ram_q holds a beat not yet in the output register
+  logic              ram_re, out_load, move;
+  logic              out_v_q;
+  logic [DATA_W-1:0] out_data_q;
+  logic [KW-1:0]     out_keep_q;
+  logic              out_last_q;
+
+  assign avail    = fcnt_gray_sync_q2 != tcnt_gray_q;
+  assign rd_last  = last_mem[rd_q[AW-1:0]];
+  assign out_load = !out_v_q || m_axis_tready;
+  assign move     = ram_v_q && out_load;
+  assign ram_re   = avail && (!ram_v_q || move);
+
+  always_ff @(posedge m_clk) begin
+    if (ram_re) begin
+      ram_q      <= mem[rd_q[AW-1:0]];
+      ram_last_q <= rd_last;
+      rd_q       <= rd_q + 1'b1;
+      rd_gray_q  <= bin2gray(rd_q + 1'b1);
+      if (rd_last) begin
+        tcnt_q      <= tcnt_q + 1'b1;
+        tcnt_gray_q <= bin2gray(tcnt_q + 1'b1);
+      end
+    end
+    if (ram_re) ram_v_q <= 1'b1;
+    else if (move) ram_v_q <= 1'b0;
+    if (out_load) begin
+      out_v_q    <= ram_v_q;
+      out_data_q <= ram_q[DATA_W-1:0];
+      out_keep_q <= ram_q[DATA_W +: KW];
+      out_last_q <= ram_last_q;
+    end
+    fcnt_gray_sync_q1 <= fcnt_gray_q;
+    fcnt_gray_sync_q2 <= fcnt_gray_sync_q1;
+    if (m_rst) begin
+      rd_q              <= '0;
+      rd_gray_q         <= '0;
+      tcnt_q            <= '0;
+      tcnt_gray_q       <= '0;
+      ram_v_q           <= 1'b0;
+      out_v_q           <= 1'b0;
+      fcnt_gray_sync_q1 <= '0;
+      fcnt_gray_sync_q2 <= '0;
+    end
+  end
+
+  assign m_axis_tvalid = out_v_q;
+  assign m_axis_tdata  = out_data_q;
+  assign m_axis_tkeep  = out_keep_q;
+  assign m_axis_tlast  = out_last_q;
+
+endmodule
+`default_nettype wire
