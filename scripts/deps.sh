@@ -10,6 +10,7 @@ pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev
   tshark clang-format
   libxrt-dev uuid-dev
+  shellcheck tcl8.6
 )
 missing=()
 for p in "${pkgs[@]}"; do

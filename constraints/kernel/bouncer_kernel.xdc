@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# Clock-domain crossings of bouncer_kernel (rtl/kernel/bouncer_kernel.sv) with ASYNC_STREAMS = 1:
+# the streams run on ap_clk_2 (CMAC user clock, 322.27 MHz), the core on ap_clk (250-300 MHz).
+# package_kernel.tcl packages this file into the kernel IP (processing order LATE: the clocks it
+# relies on come from the platform) when --async-streams 1; a standalone Vivado top reads it
+# scoped to the bouncer_kernel instance (read_xdc -ref bouncer_kernel). It has no pins, clocks or
+# I/O settings: the platform (or the top's own XDC, constraints/board/) owns those.
+# tb/card/xdc_check.py checks it: Tcl syntax, XDC commands only, and every -filter pattern must
+# name a register or instance of the RTL, so renaming a synchroniser fails the test.
+#
+# What crosses (rtl/common/bouncer_axis_async_fifo.sv, two instances u_rx_cdc and u_tx_cdc):
+#   fcnt_gray_q  -> fcnt_gray_sync_q1   committed-frame count, Gray code, write -> read clock
+#   rd_gray_q    -> rd_gray_sync_q1     read pointer, Gray code, read -> write clock
+#   mem, last_mem -> ram_q, ram_last_q, tcnt_q, tcnt_gray_q
+#                                       RAM written on the write clock, read on the read clock
+#                                       (a fabric path only when it maps to LUTRAM); an entry
+#                                       is read only after its frame count has crossed, so the
+#                                       data is stable for at least two read-clock cycles
+# and the asynchronous assertion of the reset synchronisers (rtl/common/bouncer_reset_sync.sv,
+# rst_sync_q): ap_rst_n && ap_rst_n_2 reaches the preset pins of both domains' flops.
+#
+# Why set_max_delay -datapath_only and no set_clock_groups: Vivado gives clock groups (and false
+# paths) precedence over set_max_delay, so declaring ap_clk and ap_clk_2 asynchronous would leave
+# the Gray-coded buses without any bound, and a bus whose bits arrive more than one period apart
+# can be sampled as a value it never had. Each crossing gets a datapath-only bound instead:
+# 3.000 ns, below both clock periods (3.103 ns at 322.27 MHz, 3.333-4.000 ns for ap_clk), which
+# keeps the skew between the bits of a Gray bus under one period of either clock. If either
+# clock runs above 333 MHz, lower the number. No set_bus_skew: the bound already limits skew to
+# less than a period.
+
+# Two-flop synchronisers: keep each pair together, no retiming, no shift-register extraction
+# (the RTL carries the same attribute).
+set_property ASYNC_REG TRUE [get_cells -hier -filter {NAME =~ *_sync_q* && IS_SEQUENTIAL}]
+
+# RX FIFO: written on ap_clk_2, read on ap_clk
+set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_rx_cdc/fcnt_gray_q_reg*}] \
+    -to [get_cells -hier -filter {NAME =~ *u_rx_cdc/fcnt_gray_sync_q1_reg*}] 3.000
+set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_rx_cdc/rd_gray_q_reg*}] \
+    -to [get_cells -hier -filter {NAME =~ *u_rx_cdc/rd_gray_sync_q1_reg*}] 3.000
+set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_rx_cdc/*mem_reg*}] \
+    -to [get_cells -hier -filter {NAME =~ *u_rx_cdc/ram_q_reg* || NAME =~ *u_rx_cdc/ram_last_q_reg* || NAME =~ *u_rx_cdc/tcnt_q_reg* || NAME =~ *u_rx_cdc/tcnt_gray_q_reg*}] 3.000
+
+# TX FIFO: written on ap_clk, read on ap_clk_2
+set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_tx_cdc/fcnt_gray_q_reg*}] \
+    -to [get_cells -hier -filter {NAME =~ *u_tx_cdc/fcnt_gray_sync_q1_reg*}] 3.000
+set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_tx_cdc/rd_gray_q_reg*}] \
+    -to [get_cells -hier -filter {NAME =~ *u_tx_cdc/rd_gray_sync_q1_reg*}] 3.000
+set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_tx_cdc/*mem_reg*}] \
+    -to [get_cells -hier -filter {NAME =~ *u_tx_cdc/ram_q_reg* || NAME =~ *u_tx_cdc/ram_last_q_reg* || NAME =~ *u_tx_cdc/tcnt_q_reg* || NAME =~ *u_tx_cdc/tcnt_gray_q_reg*}] 3.000
+
+# Reset synchronisers: assertion is asynchronous by design (release is synchronised by the
+# flops themselves), so the path into their preset pins is not timed.
+set_false_path -to [get_pins -of_objects [get_cells -hier -filter {NAME =~ *u_rst*/rst_sync_q_reg*}] -filter {REF_PIN_NAME == PRE}]
