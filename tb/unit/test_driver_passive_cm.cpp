@@ -161,8 +161,8 @@ TEST_F(PassiveDeviceTest, DefaultsAreTheResetValuesAndBadSettingsAreRefused) {
 
 // read_stats() covers exactly the STAT_* registers of the generated header.
 TEST_F(PassiveDeviceTest, ReadStatsNamesEveryStatRegister) {
-  const auto hdr =
-      std::filesystem::path(__FILE__).parent_path() / "../../hostsw/include/bouncer/regs.hpp";
+  // The source tree, not __FILE__: ccache's base_dir rewriting makes __FILE__ relative.
+  const auto hdr = std::filesystem::path(BOUNCER_ROOT) / "hostsw/include/bouncer/regs.hpp";
   std::ifstream in(hdr);
   ASSERT_TRUE(in) << hdr;
   const std::regex re(R"(inline constexpr uint32_t (STAT_\w+) = (0x[0-9A-Fa-f]+);)");
