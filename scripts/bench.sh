@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# Reject benches (issue 4): installs deps, builds, runs the co-simulation sweep (one process
+# per data width and host-memory latency), the software baseline and the line-rate model,
+# then writes out/bench.json, out/bench.csv, out/bench_throughput.csv, out/*.png and
+# docs/perf.md (bench/bench_report.py).
+#   scripts/bench.sh            full sweep (PD 0..512, rev 1/2, 3 paths, memory latency
+#                               0/100/200/500, width 64/512, outstanding 1/8/64)
+#   scripts/bench.sh --quick    reduced sweep, same outputs, a few minutes
+# Options for tests: --tiny (smallest sweep), --bin-dir DIR (prebuilt bench binaries; skips
+# deps and the build), --out DIR, --perf-md FILE, --no-plots.
+# BOUNCER_BENCH_JOBS: co-simulation processes at once (default 1: the machine is shared).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+mode=full out=$root/out perf=$root/docs/perf.md bin= plots=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) mode=quick ;;
+    --tiny) mode=tiny ;;
+    --bin-dir) bin=$2; shift ;;
+    --out) out=$2; shift ;;
+    --perf-md) perf=$2; shift ;;
+    --no-plots) plots=0 ;;
+    -h|--help) sed -n 3,13p "$0"; exit 0 ;;
+    *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
+if [ -z "$bin" ]; then
+  "$root"/scripts/deps.sh
+  build=${BOUNCER_BENCH_BUILD:-$root/build-bench}
+  export CCACHE_DIR=${CCACHE_DIR:-$root/.ccache}
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$build" -j "${BOUNCER_JOBS:-2}" \
+    --target cosim_bench sw_reject_bench line_rate_table test_line_rate
+  bin=$build/bench
+  "$bin"/test_line_rate --gtest_brief=1
+fi
+
+case $mode in
+  full)
+    widths="64 512" mems="0 100 200 500" pds=0,4,16,64,128,255,512 outs=1,8,64 samples=64
+    sw_time=0.2 ;;
+  quick)
+    widths="64 512" mems="0 200" pds=0,16,64,255,512 outs=1,8,64 samples=16 sw_time=0.05 ;;
+  tiny)
+    widths="64 512" mems="200" pds=0,64 outs=1,4 samples=8 sw_time=0.01 ;;
+esac
+sweep="$mode: width {${widths// /,}}, memory latency {${mems// /,}}, PD {$pds}, rev {1,2}, paths push/dma_inline/dma_buffer, outstanding {$outs}, at least $samples samples per point (2 x outstanding when larger)"
+
+mkdir -p "$out"
+raw=$out/bench_raw
+rm -rf "$raw"
+mkdir -p "$raw"
+jobs=${BOUNCER_BENCH_JOBS:-1}
+echo "== co-simulation sweep ($mode), $jobs process(es) at a time"
+cmds=()
+for w in $widths; do
+  for m in $mems; do
+    cmds+=("$bin/cosim_bench --width $w --mem-latency $m --pd $pds --outstanding $outs --samples $samples --out $raw/cosim_w${w}_m${m}.jsonl")
+  done
+done
+# tracing on: one small point set at 64 bits for the simulation-speed comparison
+cmds+=("$bin/cosim_bench --width 64 --mem-latency 200 --pd 0,64 --rev 1 --outstanding 1,8 --samples $samples --fst $raw/trace.fst --out $raw/fst.jsonl")
+printf '%s\n' "${cmds[@]}" | xargs -P "$jobs" -I{} sh -c '{} || { echo "bench.sh: failed: {}" >&2; exit 255; }'
+rm -f "$raw/trace.fst"
+
+echo "== software baseline"
+"$bin"/sw_reject_bench --benchmark_min_time="$sw_time" --benchmark_format=json \
+  --benchmark_out="$raw/sw.json" --benchmark_out_format=json >/dev/null
+"$bin"/line_rate_table ${pds//,/ } >"$raw/ceil.jsonl"
+
+echo "== report"
+extra=()
+[ "$plots" = 1 ] || extra+=(--no-plots)
+python3 "$root"/bench/bench_report.py --cosim "$raw"/cosim_*.jsonl --meta-only "$raw/fst.jsonl" --sw "$raw/sw.json" \
+  --ceil "$raw/ceil.jsonl" --out-dir "$out" --perf-md "$perf" --sweep "$sweep" --mode "$mode" ${extra[@]+"${extra[@]}"}
+python3 "$root"/bench/bench_report.py --check "$out/bench.json"
