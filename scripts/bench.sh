@@ -12,7 +12,7 @@
 # BOUNCER_BENCH_JOBS: co-simulation processes at once (default 1: the machine is shared).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-mode=full out=$root/out perf=$root/docs/perf.md bin= plots=1
+mode=full out=$root/out perf=$root/docs/perf.md bin="" plots=1
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) mode=quick ;;
@@ -69,7 +69,8 @@ rm -f "$raw/trace.fst"
 echo "== software baseline"
 "$bin"/sw_reject_bench --benchmark_min_time="$sw_time" --benchmark_format=json \
   --benchmark_out="$raw/sw.json" --benchmark_out_format=json >/dev/null
-"$bin"/line_rate_table ${pds//,/ } >"$raw/ceil.jsonl"
+IFS=, read -r -a pd_list <<<"$pds"
+"$bin"/line_rate_table "${pd_list[@]}" >"$raw/ceil.jsonl"
 
 echo "== report"
 extra=()
