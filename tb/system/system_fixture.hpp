@@ -13,7 +13,10 @@
 //  - `Scenario`: peers plus a host program (poll events, reject with a per-peer plan, record
 //    everything the driver reports, terminal events via the observer);
 //  - end-of-test checks (table empty, no node held, no unexpected event) and the tshark
-//    dissection of the pcap.
+//    dissection of the pcap;
+//  - the frame of a test (`CmTest`: platform, driver, listener, Scenario, pcap check), the
+//    host program around an opened device (`with_cm`) and a drop hook for the first frame
+//    of a kind (`drop_first`).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -27,6 +30,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
@@ -241,6 +245,23 @@ inline uint32_t be32(std::span<const uint8_t> f, size_t o) {
   return uint32_t{be16(f, o)} << 16 | be16(f, o + 2);
 }
 
+// The internet checksum over the TCP pseudo-header (source, destination, protocol 6, the
+// segment's length) and `segment` (TCP header and payload): 0 when the segment's checksum
+// field is right, the value to put there when that field is zero.
+inline uint16_t tcp_pseudo_checksum(uint32_t src_ip, uint32_t dst_ip,
+                                    std::span<const uint8_t> segment) {
+  std::vector<uint8_t> pseudo;
+  for (uint32_t ip : {src_ip, dst_ip}) {
+    for (int sh = 24; sh >= 0; sh -= 8) pseudo.push_back(static_cast<uint8_t>(ip >> sh));
+  }
+  pseudo.push_back(0);
+  pseudo.push_back(6);
+  pseudo.push_back(static_cast<uint8_t>(segment.size() >> 8));
+  pseudo.push_back(static_cast<uint8_t>(segment.size()));
+  pseudo.insert(pseudo.end(), segment.begin(), segment.end());
+  return golden::internet_checksum(pseudo);
+}
+
 // Ethernet [802.1Q] IPv4 TCP, any IHL, TCP options MSS / WS recognized. nullopt (reason in
 // *why) for anything else or a truncated frame. Checksums are reported, not required.
 inline std::optional<Seg> decode(std::span<const uint8_t> f, std::string* why = nullptr) {
@@ -301,17 +322,7 @@ inline std::optional<Seg> decode(std::span<const uint8_t> f, std::string* why = 
   }
   s.payload.assign(f.begin() + static_cast<std::ptrdiff_t>(t + doff),
                    f.begin() + static_cast<std::ptrdiff_t>(o + total));
-  std::vector<uint8_t> pseudo;
-  for (uint32_t ip : {s.src_ip, s.dst_ip}) {
-    for (int sh = 24; sh >= 0; sh -= 8) pseudo.push_back(static_cast<uint8_t>(ip >> sh));
-  }
-  pseudo.push_back(0);
-  pseudo.push_back(6);
-  pseudo.push_back(static_cast<uint8_t>(tcp_len >> 8));
-  pseudo.push_back(static_cast<uint8_t>(tcp_len));
-  pseudo.insert(pseudo.end(), f.begin() + static_cast<std::ptrdiff_t>(t),
-                f.begin() + static_cast<std::ptrdiff_t>(t + tcp_len));
-  s.tcp_csum_ok = golden::internet_checksum(pseudo) == 0;
+  s.tcp_csum_ok = tcp_pseudo_checksum(s.src_ip, s.dst_ip, f.subspan(t, tcp_len)) == 0;
   return s;
 }
 
@@ -527,16 +538,8 @@ inline std::vector<uint8_t> build_peer_segment(const PeerFrame& pf, uint8_t flag
     for (uint8_t b : {2, 4, 0x05, 0xb4, 1, 3, 3, 7}) f.push_back(b);
   }
   f.insert(f.end(), payload.begin(), payload.end());
-  std::vector<uint8_t> pseudo;
-  for (uint32_t a : {pf.src_ip, pf.dst_ip}) {
-    for (int sh = 24; sh >= 0; sh -= 8) pseudo.push_back(static_cast<uint8_t>(a >> sh));
-  }
-  pseudo.push_back(0);
-  pseudo.push_back(6);
-  pseudo.push_back(static_cast<uint8_t>(tcp_len >> 8));
-  pseudo.push_back(static_cast<uint8_t>(tcp_len));
-  pseudo.insert(pseudo.end(), f.begin() + static_cast<std::ptrdiff_t>(t), f.end());
-  const uint16_t tc = golden::internet_checksum(pseudo);
+  const uint16_t tc =
+      tcp_pseudo_checksum(pf.src_ip, pf.dst_ip, std::span<const uint8_t>(f).subspan(t, tcp_len));
   f[t + 16] = static_cast<uint8_t>(tc >> 8);
   f[t + 17] = static_cast<uint8_t>(tc);
   while (f.size() < 60) f.push_back(0);
@@ -857,6 +860,27 @@ class Scenario {
     EXPECT_EQ(to_u8(r.private_data), c.cfg.private_data);
   }
 
+  // A scenario of one connection: peer `cfg` starts 100 cycles from now and is rejected
+  // with `pd`; settled within `max_cycles`, then `linger` more cycles of polling (for
+  // anything late: a retransmission, an event). The request and the reject are checked
+  // against the plan; `check(c, t)` gets the connection and its transcript (the trace of
+  // every failure from here on).
+  template <class F>
+  void run_one(const peer::InitiatorConfig& cfg, std::vector<std::byte> pd, uint64_t max_cycles,
+               uint64_t linger, F&& check) {
+    add(cfg, hal_.now_cycles() + 100, std::move(pd));
+    ASSERT_TRUE(settle(max_cycles)) << status();
+    if (linger != 0) {
+      ASSERT_FALSE(pump([] { return false; }, linger));
+    }
+    const Conn& c = conns.back();
+    const auto t = transcript(plat_, c.cfg.ip, c.cfg.port);
+    SCOPED_TRACE(dump(t));
+    expect_request_matches(c);
+    expect_rejected_as_planned(c);
+    check(c, t);
+  }
+
   std::vector<Conn> conns;
   std::vector<bouncer::Event> unknown;
   std::vector<std::pair<uint32_t, R::AeqEvent>> stray_terminals;
@@ -888,14 +912,14 @@ struct PcapWant {
   std::vector<uint8_t> pd;  // the reject's PD (without the IRD/ORD word)
   bool enhanced = false;    // tshark 4.0 counts the IRD/ORD word as PD
 };
+// Per connection (the peer's IP and port): the reject the capture must show.
+using PcapWants = std::map<std::pair<uint32_t, uint16_t>, PcapWant>;
 
 // Dissects the capture with tshark (IP and TCP checksum validation on, iwarp_mpa heuristic):
 // no checksum error, no malformed frame, no error-level expert info; every MPA reply it
 // decodes has rej_flag 1 and the PD meant for its connection. With `every`, each
 // connection in `want` has at least one dissected reject.
-inline void check_pcap(const std::string& path,
-                       const std::map<std::pair<uint32_t, uint16_t>, PcapWant>& want,
-                       bool every = true) {
+inline void check_pcap(const std::string& path, const PcapWants& want, bool every = true) {
   std::string err;
   auto pkts = golden::read_pcap(path, &err);
   ASSERT_TRUE(pkts) << err;
@@ -971,13 +995,70 @@ inline void check_pcap(const std::string& path,
       path.c_str(), rep.frames, rep.replies.size(), warnings);
 }
 
-inline std::map<std::pair<uint32_t, uint16_t>, PcapWant> pcap_wants(const Scenario& sc) {
-  std::map<std::pair<uint32_t, uint16_t>, PcapWant> w;
+inline PcapWants pcap_wants(const Scenario& sc) {
+  PcapWants w;
   for (const auto& c : sc.conns) {
     if (c.requests.empty() || !c.completion) continue;
     w[{c.cfg.ip, c.cfg.port}] = {to_u8(c.reject_pd), c.cfg.mpa_rev == 2 && c.cfg.enhanced};
   }
   return w;
 }
+
+// ------------------------------------------------------------------ test frames
+
+// Runs `body(hal, dev, cm)` as the host program with an opened device and a Cm.
+template <class F>
+void with_cm(sim::Platform& plat, const bouncer::DeviceConfig& dc, F&& body) {
+  plat.run([&](bouncer::hal::Device& hal) {
+    auto dev = Device::open(hal, dc);
+    ASSERT_TRUE(dev.ok()) << dev.error().message;
+    Cm cm(**dev);
+    body(hal, **dev, cm);
+  });
+}
+
+// A drop hook: the first frame in direction `dir` that decodes and satisfies `pred(seg)` is
+// lost, nothing else.
+template <class Pred>
+sim::DropHook drop_first(sim::Direction dir, Pred pred) {
+  auto done = std::make_shared<bool>(false);
+  return [dir, pred, done](sim::Direction d, const std::vector<uint8_t>& f, uint64_t) {
+    if (d != dir || *done) return false;
+    auto s = decode(f);
+    *done = s && pred(*s);
+    return *done;
+  };
+}
+
+// The frame of a passive-CM system test. A Platform of `cfg` (with the drop hook `drop`, if
+// any) runs the host program: the driver opened with `dc`, a Cm listening on
+// kLocalIp:kPort with `listen` (none: the body sets up its listeners) and a Scenario, handed
+// to `body(plat, hal, dev, cm, sc)`. Once the platform is gone (the capture complete), the
+// pcap is dissected against `wants` (filled by the body; empty: no reject expected in it),
+// `every` as in check_pcap.
+struct CmTest {
+  sim::PlatformConfig cfg;
+  bouncer::DeviceConfig dc = device_config();
+  std::optional<bouncer::ListenOptions> listen = listen_options();
+  sim::DropHook drop = {};
+  bool every = true;
+  PcapWants wants = {};
+
+  template <class Body>
+  void run(Body&& body) {
+    {
+      sim::Platform plat(cfg);
+      if (drop) plat.set_drop_hook(drop);
+      with_cm(plat, dc, [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {
+        if (listen) {
+          ASSERT_TRUE(cm.listen(kLocalIp, kPort, *listen).ok());
+        }
+        Scenario sc(plat, hal, dev, cm);
+        body(plat, hal, dev, cm, sc);
+      });
+    }
+    check_pcap(cfg.pcap_path, wants, every);
+  }
+};
 
 }  // namespace systest

@@ -25,17 +25,6 @@ using golden::TcpCtrlKind;
 
 class SystemCm : public ::testing::TestWithParam<unsigned> {};
 
-// Runs `body` as the host program with an opened device and a Cm.
-template <class F>
-void with_cm(sim::Platform& plat, const bouncer::DeviceConfig& dc, F&& body) {
-  plat.run([&](bouncer::hal::Device& hal) {
-    auto dev = Device::open(hal, dc);
-    ASSERT_TRUE(dev.ok()) << dev.error().message;
-    Cm cm(**dev);
-    body(hal, **dev, cm);
-  });
-}
-
 // ------------------------------------------------------------------ the full exchange
 
 // Checks the whole transcript of one host-rejected connection against the golden frames:
@@ -178,54 +167,46 @@ void check_exchange(const sim::Platform& plat, const Conn& c, R::FinPolicy polic
 
 // Three connections, one per FIN policy (one of them through the listener's default).
 void full_exchange(unsigned width, uint8_t rev) {
-  const auto cfg = platform_config(width);
-  std::map<std::pair<uint32_t, uint16_t>, PcapWant> wants;
-  {
-    sim::Platform plat(cfg);
-    with_cm(plat, device_config(), [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {
-      // rev 1: listener SIW_SAFE, peer 0 DEFAULT; rev 2: listener IRDMA, peer 1 DEFAULT
-      const R::FinPolicy lst = rev == 1 ? R::FinPolicy::SIW_SAFE : R::FinPolicy::IRDMA;
-      ASSERT_TRUE(cm.listen(kLocalIp, kPort, listen_options(lst)).ok());
-      Scenario sc(plat, hal, dev, cm);
-      const R::FinPolicy pol[3] = {R::FinPolicy::SIW_SAFE, R::FinPolicy::IRDMA,
-                                   R::FinPolicy::ABORT};
-      const size_t req_pd[3] = {0, 40, rev == 1 ? 512u : 300u};
-      const size_t rej_pd[3] = {12, rev == 1 ? 0u : 33u, 200};
-      const uint64_t t0 = hal.now_cycles() + 100;
-      for (unsigned i = 0; i < 3; ++i) {
-        auto pc =
-            peer_config(i, rev, true, text_pd("request from peer " + std::to_string(i), req_pd[i]));
-        RejectOptions o;
-        o.fin_policy = pol[i] == lst ? R::FinPolicy::DEFAULT : pol[i];
-        if (rev == 2 && i == 1) o.ird_ord = ird_ord_word(4, 2);
-        // an 802.1Q-tagged initiator: every frame of ours carries its tag back
-        if (i == 1) pc.vlan_tci = static_cast<uint16_t>((5u << 13) | (100u + rev));
-        o.wr_id = 0x100 + i;
-        sc.add(pc, t0 + 3000 * i, to_bytes(text_pd("no, peer " + std::to_string(i), rej_pd[i])), o);
-      }
-      ASSERT_TRUE(sc.settle(3'000'000)) << sc.status();
-      for (unsigned i = 0; i < 3; ++i) {
-        SCOPED_TRACE("peer " + std::to_string(i));
-        sc.expect_request_matches(sc.conns[i]);
-        sc.expect_rejected_as_planned(sc.conns[i]);
-        check_exchange(plat, sc.conns[i], pol[i]);
-      }
-      sc.expect_clean_end();
-      EXPECT_EQ(reg(hal, R::reg::STAT_CONN_ESTABLISHED), 3u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), 3u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), 3u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_AUTO), 0u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_RTX), 0u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_FIN_TX), 2u);  // SIW_SAFE alone, IRDMA in the reject
-      EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 6u);  // 3 requests + 3 terminal
-      EXPECT_EQ(reg(hal, R::reg::STAT_CLOSED), 3u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_RX_BAD), 0u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_RX_OVERFLOW), 0u);
-      std::printf("[ stats    ] %s\n", stats_line(dev).c_str());
-      wants = pcap_wants(sc);
-    });
-  }
-  check_pcap(cfg.pcap_path, wants);
+  // rev 1: listener SIW_SAFE, peer 0 DEFAULT; rev 2: listener IRDMA, peer 1 DEFAULT
+  const R::FinPolicy lst = rev == 1 ? R::FinPolicy::SIW_SAFE : R::FinPolicy::IRDMA;
+  CmTest ct{.cfg = platform_config(width), .listen = listen_options(lst)};
+  ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device& dev, Cm&, Scenario& sc) {
+    const R::FinPolicy pol[3] = {R::FinPolicy::SIW_SAFE, R::FinPolicy::IRDMA, R::FinPolicy::ABORT};
+    const size_t req_pd[3] = {0, 40, rev == 1 ? 512u : 300u};
+    const size_t rej_pd[3] = {12, rev == 1 ? 0u : 33u, 200};
+    const uint64_t t0 = hal.now_cycles() + 100;
+    for (unsigned i = 0; i < 3; ++i) {
+      auto pc =
+          peer_config(i, rev, true, text_pd("request from peer " + std::to_string(i), req_pd[i]));
+      RejectOptions o;
+      o.fin_policy = pol[i] == lst ? R::FinPolicy::DEFAULT : pol[i];
+      if (rev == 2 && i == 1) o.ird_ord = ird_ord_word(4, 2);
+      // an 802.1Q-tagged initiator: every frame of ours carries its tag back
+      if (i == 1) pc.vlan_tci = static_cast<uint16_t>((5u << 13) | (100u + rev));
+      o.wr_id = 0x100 + i;
+      sc.add(pc, t0 + 3000 * i, to_bytes(text_pd("no, peer " + std::to_string(i), rej_pd[i])), o);
+    }
+    ASSERT_TRUE(sc.settle(3'000'000)) << sc.status();
+    for (unsigned i = 0; i < 3; ++i) {
+      SCOPED_TRACE("peer " + std::to_string(i));
+      sc.expect_request_matches(sc.conns[i]);
+      sc.expect_rejected_as_planned(sc.conns[i]);
+      check_exchange(plat, sc.conns[i], pol[i]);
+    }
+    sc.expect_clean_end();
+    EXPECT_EQ(reg(hal, R::reg::STAT_CONN_ESTABLISHED), 3u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), 3u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), 3u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_AUTO), 0u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_RTX), 0u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_FIN_TX), 2u);  // SIW_SAFE alone, IRDMA in the reject
+    EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 6u);  // 3 requests + 3 terminal
+    EXPECT_EQ(reg(hal, R::reg::STAT_CLOSED), 3u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_RX_BAD), 0u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_RX_OVERFLOW), 0u);
+    std::printf("[ stats    ] %s\n", stats_line(dev).c_str());
+    ct.wants = pcap_wants(sc);
+  });
 }
 
 TEST_P(SystemCm, FullExchangeRev1) { full_exchange(GetParam(), 1); }
@@ -236,79 +217,67 @@ TEST_P(SystemCm, FullExchangeRev2) { full_exchange(GetParam(), 2); }
 // kRstAfterSynAck: handshake ACK, then RST instead of a request. The node is freed without
 // an event (the host never saw it).
 TEST_P(SystemCm, PeerRstAfterSynAck) {
-  const auto cfg = platform_config(GetParam());
-  {
-    sim::Platform plat(cfg);
-    with_cm(plat, device_config(), [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {
-      ASSERT_TRUE(cm.listen(kLocalIp, kPort, listen_options()).ok());
-      Scenario sc(plat, hal, dev, cm);
-      auto pc = peer_config(0, 2, true, text_pd("x", 10));
-      pc.fault = peer::InitiatorConfig::Fault::kRstAfterSynAck;
-      sc.add(pc, hal.now_cycles() + 100);
-      ASSERT_TRUE(sc.settle(1'000'000)) << sc.status();
-      // some time for anything late (a retransmitted SYN-ACK, an event)
-      ASSERT_FALSE(sc.pump([] { return false; }, 4 * kRto));
-      const auto& c = sc.conns[0];
-      EXPECT_TRUE(c.requests.empty());
-      EXPECT_TRUE(c.terminals.empty());
-      EXPECT_EQ(plat.peer(c.peer).outcome().state, peer::State::kAborted);
-      const auto t = transcript(plat, pc.ip, pc.port);
-      SCOPED_TRACE(dump(t));
-      const auto tx = tx_only(t);
-      ASSERT_EQ(tx.size(), 1u) << "only the SYN-ACK";
-      EXPECT_EQ(tx[0]->seg.flags, kSyn | kAck);
-      EXPECT_EQ(reg(hal, R::reg::STAT_RST_RX), 1u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 0u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_CLOSED), 1u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_RTX), 0u);
-      sc.expect_clean_end();
-    });
-  }
-  check_pcap(cfg.pcap_path, {});
+  CmTest ct{.cfg = platform_config(GetParam())};
+  ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device&, Cm&, Scenario& sc) {
+    auto pc = peer_config(0, 2, true, text_pd("x", 10));
+    pc.fault = peer::InitiatorConfig::Fault::kRstAfterSynAck;
+    sc.add(pc, hal.now_cycles() + 100);
+    ASSERT_TRUE(sc.settle(1'000'000)) << sc.status();
+    // some time for anything late (a retransmitted SYN-ACK, an event)
+    ASSERT_FALSE(sc.pump([] { return false; }, 4 * kRto));
+    const auto& c = sc.conns[0];
+    EXPECT_TRUE(c.requests.empty());
+    EXPECT_TRUE(c.terminals.empty());
+    EXPECT_EQ(plat.peer(c.peer).outcome().state, peer::State::kAborted);
+    const auto t = transcript(plat, pc.ip, pc.port);
+    SCOPED_TRACE(dump(t));
+    const auto tx = tx_only(t);
+    ASSERT_EQ(tx.size(), 1u) << "only the SYN-ACK";
+    EXPECT_EQ(tx[0]->seg.flags, kSyn | kAck);
+    EXPECT_EQ(reg(hal, R::reg::STAT_RST_RX), 1u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 0u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_CLOSED), 1u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_RTX), 0u);
+    sc.expect_clean_end();
+  });
 }
 
 // kRstAfterRequest: the RST arrives while the host holds the request. PeerReset event; the
 // later reject returns CTX/PEER_RESET, sends nothing and frees the cm_id.
 TEST_P(SystemCm, PeerRstWhileHostHoldsRequest) {
-  const auto cfg = platform_config(GetParam());
-  {
-    sim::Platform plat(cfg);
-    with_cm(plat, device_config(), [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {
-      ASSERT_TRUE(cm.listen(kLocalIp, kPort, listen_options()).ok());
-      Scenario sc(plat, hal, dev, cm);
-      auto pc = peer_config(0, 2, true, text_pd("about to vanish", 30));
-      pc.fault = peer::InitiatorConfig::Fault::kRstAfterRequest;
-      const size_t i = sc.add(pc, hal.now_cycles() + 100, to_bytes(text_pd("late", 4)));
-      sc.conns[i].hold = true;
-      ASSERT_TRUE(sc.pump([&] { return !sc.conns[i].resets.empty(); }, 1'000'000)) << sc.status();
-      Conn& c = sc.conns[i];
-      sc.expect_request_matches(c);
-      ASSERT_EQ(c.resets.size(), 1u);
-      EXPECT_EQ(c.resets[0].cm_id, *c.cm_id);
-      EXPECT_EQ(cm.node_state(*c.cm_id), bouncer::NodeState::kHeldReset);
-      EXPECT_EQ(dev.cm_conns(), 1u) << "the node stays until the host rejects it";
-      const size_t tx_before = plat.tx_frames().size();
-      auto r = cm.reject(*c.cm_id, c.reject_pd);
-      ASSERT_FALSE(r.ok());
-      EXPECT_EQ(r.error().code, bouncer::Errc::kHardware);
-      EXPECT_EQ(r.error().hw_major, static_cast<uint16_t>(R::CqMajor::CTX));
-      EXPECT_EQ(r.error().hw_minor, static_cast<uint16_t>(R::CqMinor::PEER_RESET));
-      ASSERT_TRUE(sc.settle(1'000'000)) << sc.status();
-      hal.wait_cycles(2 * kRto);
-      EXPECT_EQ(plat.tx_frames().size(), tx_before) << "nothing sent for the late reject";
-      EXPECT_EQ(cm.node_state(*c.cm_id), bouncer::NodeState::kFree);
-      EXPECT_EQ(cm.stats().late_resets, 1u);
-      EXPECT_EQ(cm.stats().peer_resets, 1u);
-      EXPECT_TRUE(c.terminals.empty());
-      EXPECT_EQ(plat.peer(c.peer).outcome().state, peer::State::kAborted);
-      EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_LATE), 1u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), 0u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_RST_RX), 1u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 2u);  // CONNECT_REQUEST, RESET
-      sc.expect_clean_end();
-    });
-  }
-  check_pcap(cfg.pcap_path, {});
+  CmTest ct{.cfg = platform_config(GetParam())};
+  ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device& dev, Cm& cm, Scenario& sc) {
+    auto pc = peer_config(0, 2, true, text_pd("about to vanish", 30));
+    pc.fault = peer::InitiatorConfig::Fault::kRstAfterRequest;
+    const size_t i = sc.add(pc, hal.now_cycles() + 100, to_bytes(text_pd("late", 4)));
+    sc.conns[i].hold = true;
+    ASSERT_TRUE(sc.pump([&] { return !sc.conns[i].resets.empty(); }, 1'000'000)) << sc.status();
+    Conn& c = sc.conns[i];
+    sc.expect_request_matches(c);
+    ASSERT_EQ(c.resets.size(), 1u);
+    EXPECT_EQ(c.resets[0].cm_id, *c.cm_id);
+    EXPECT_EQ(cm.node_state(*c.cm_id), bouncer::NodeState::kHeldReset);
+    EXPECT_EQ(dev.cm_conns(), 1u) << "the node stays until the host rejects it";
+    const size_t tx_before = plat.tx_frames().size();
+    auto r = cm.reject(*c.cm_id, c.reject_pd);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, bouncer::Errc::kHardware);
+    EXPECT_EQ(r.error().hw_major, static_cast<uint16_t>(R::CqMajor::CTX));
+    EXPECT_EQ(r.error().hw_minor, static_cast<uint16_t>(R::CqMinor::PEER_RESET));
+    ASSERT_TRUE(sc.settle(1'000'000)) << sc.status();
+    hal.wait_cycles(2 * kRto);
+    EXPECT_EQ(plat.tx_frames().size(), tx_before) << "nothing sent for the late reject";
+    EXPECT_EQ(cm.node_state(*c.cm_id), bouncer::NodeState::kFree);
+    EXPECT_EQ(cm.stats().late_resets, 1u);
+    EXPECT_EQ(cm.stats().peer_resets, 1u);
+    EXPECT_TRUE(c.terminals.empty());
+    EXPECT_EQ(plat.peer(c.peer).outcome().state, peer::State::kAborted);
+    EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_LATE), 1u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), 0u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_RST_RX), 1u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 2u);  // CONNECT_REQUEST, RESET
+    sc.expect_clean_end();
+  });
 }
 
 // fin_after_reject = false: the peer answers the reject with ACK, RST (SIW_SAFE: the reject
@@ -316,50 +285,38 @@ TEST_P(SystemCm, PeerRstWhileHostHoldsRequest) {
 // already be out (it answers the ACK); the RST then ends the node with a RESET the driver
 // consumes (the application never sees it). Nothing is retransmitted, no RST of ours.
 TEST_P(SystemCm, PeerRstAfterReject) {
-  const auto cfg = platform_config(GetParam());
-  std::map<std::pair<uint32_t, uint16_t>, PcapWant> wants;
-  {
-    sim::Platform plat(cfg);
-    with_cm(plat, device_config(), [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {
-      ASSERT_TRUE(cm.listen(kLocalIp, kPort, listen_options()).ok());
-      Scenario sc(plat, hal, dev, cm);
-      auto pc = peer_config(0, 1, false, text_pd("rst after reject", 20));
-      pc.fin_after_reject = false;
-      sc.add(pc, hal.now_cycles() + 100, to_bytes(text_pd("go away", 7)));
-      ASSERT_TRUE(sc.settle(2'000'000)) << sc.status();
-      // long enough for a retransmission, were the node still alive
-      ASSERT_FALSE(sc.pump([] { return false; }, 3 * kRto));
-      const Conn& c = sc.conns[0];
-      const auto t = transcript(plat, c.cfg.ip, c.cfg.port);
-      SCOPED_TRACE(dump(t));
-      sc.expect_request_matches(c);
-      sc.expect_rejected_as_planned(c);
-      EXPECT_EQ(plat.peer(c.peer).outcome().state, peer::State::kAborted);
-      EXPECT_EQ(c.terminals, std::vector<R::AeqEvent>{R::AeqEvent::RESET});
-      uint64_t rst_at = 0, rej_at = 0;
-      for (const auto& w : t) {
-        if (w.to_bouncer && w.seg.has(kRst)) rst_at = w.last;
-        if (!w.to_bouncer && w.seg.mpa_reply()) rej_at = w.first;
-      }
-      ASSERT_NE(rst_at, 0u);
-      ASSERT_NE(rej_at, 0u);
-      size_t after = 0;
-      for (const auto& w : t) {
-        if (w.to_bouncer || w.first <= rej_at) continue;
-        ++after;
-        EXPECT_TRUE(w.seg.bare(kFin | kAck))
-            << "after the reject only our FIN: " << describe(w.seg);
-        EXPECT_LT(w.first, rst_at + 200) << "a frame long after the peer's RST";
-      }
-      EXPECT_LE(after, 1u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_RST_RX), 1u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_RST_TX), 0u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_RTX), 0u);
-      sc.expect_clean_end();
-      wants = pcap_wants(sc);
-    });
-  }
-  check_pcap(cfg.pcap_path, wants);
+  CmTest ct{.cfg = platform_config(GetParam())};
+  ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device&, Cm&, Scenario& sc) {
+    auto pc = peer_config(0, 1, false, text_pd("rst after reject", 20));
+    pc.fin_after_reject = false;
+    // lingers long enough for a retransmission, were the node still alive
+    sc.run_one(pc, to_bytes(text_pd("go away", 7)), 2'000'000, 3 * kRto,
+               [&](const Conn& c, const std::vector<WireSeg>& t) {
+                 EXPECT_EQ(plat.peer(c.peer).outcome().state, peer::State::kAborted);
+                 EXPECT_EQ(c.terminals, std::vector<R::AeqEvent>{R::AeqEvent::RESET});
+                 uint64_t rst_at = 0, rej_at = 0;
+                 for (const auto& w : t) {
+                   if (w.to_bouncer && w.seg.has(kRst)) rst_at = w.last;
+                   if (!w.to_bouncer && w.seg.mpa_reply()) rej_at = w.first;
+                 }
+                 ASSERT_NE(rst_at, 0u);
+                 ASSERT_NE(rej_at, 0u);
+                 size_t after = 0;
+                 for (const auto& w : t) {
+                   if (w.to_bouncer || w.first <= rej_at) continue;
+                   ++after;
+                   EXPECT_TRUE(w.seg.bare(kFin | kAck))
+                       << "after the reject only our FIN: " << describe(w.seg);
+                   EXPECT_LT(w.first, rst_at + 200) << "a frame long after the peer's RST";
+                 }
+                 EXPECT_LE(after, 1u);
+                 EXPECT_EQ(reg(hal, R::reg::STAT_RST_RX), 1u);
+                 EXPECT_EQ(reg(hal, R::reg::STAT_RST_TX), 0u);
+                 EXPECT_EQ(reg(hal, R::reg::STAT_RTX), 0u);
+                 sc.expect_clean_end();
+                 ct.wants = pcap_wants(sc);
+               });
+  });
 }
 
 // ------------------------------------------------------------------ no listener
@@ -367,45 +324,39 @@ TEST_P(SystemCm, PeerRstAfterReject) {
 // A SYN to a port nobody listens on (and one to a destroyed listener's port): RST|ACK with
 // <SEQ=0><ACK=SEG.SEQ+1>, STAT_SYN_NO_LISTENER; the peer ends reset.
 TEST_P(SystemCm, NoListenerRst) {
-  const auto cfg = platform_config(GetParam());
-  {
-    sim::Platform plat(cfg);
-    with_cm(plat, device_config(), [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {
-      ASSERT_TRUE(cm.listen(kLocalIp, kPort, listen_options()).ok());
-      auto gone = cm.listen(kLocalIp, kPort2, listen_options());
-      ASSERT_TRUE(gone.ok());
-      ASSERT_TRUE(cm.destroy_listener(*gone).ok());
-      Scenario sc(plat, hal, dev, cm);
-      auto p0 = peer_config(0, 2, true, text_pd("anyone?", 7), 7777);
-      auto p1 = peer_config(1, 1, false, text_pd("anyone?", 7), kPort2);
-      sc.add(p0, hal.now_cycles() + 100);
-      sc.add(p1, hal.now_cycles() + 3000);
-      ASSERT_TRUE(sc.settle(1'000'000)) << sc.status();
-      for (const auto* p : {&p0, &p1}) {
-        const auto t = transcript(plat, p->ip, p->port);
-        SCOPED_TRACE(dump(t));
-        ASSERT_EQ(t.size(), 2u);
-        EXPECT_TRUE(t[0].to_bouncer && t[0].seg.flags == kSyn);
-        ASSERT_FALSE(t[1].to_bouncer);
-        // RFC 793: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>; the frame goes back to the
-        // sender's MAC from the MAC it addressed; no listener: TTL 64, the SYN's TOS
-        Expect ex;
-        ex.peer = *p;
-        ex.ttl = 64;
-        ex.tos = 0;
-        EXPECT_EQ(t[1].bytes, ex.ctrl(TcpCtrlKind::kRstAck, 0, p->isn + 1, 0)) << "RST vs golden";
-      }
-      for (const auto& c : sc.conns) {
-        EXPECT_EQ(plat.peer(c.peer).outcome().state, peer::State::kReset);
-        EXPECT_TRUE(c.requests.empty());
-      }
-      EXPECT_EQ(reg(hal, R::reg::STAT_SYN_NO_LISTENER), 2u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_RST_TX), 2u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 0u);
-      sc.expect_clean_end();
-    });
-  }
-  check_pcap(cfg.pcap_path, {});
+  CmTest ct{.cfg = platform_config(GetParam())};
+  ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device&, Cm& cm, Scenario& sc) {
+    auto gone = cm.listen(kLocalIp, kPort2, listen_options());
+    ASSERT_TRUE(gone.ok());
+    ASSERT_TRUE(cm.destroy_listener(*gone).ok());
+    auto p0 = peer_config(0, 2, true, text_pd("anyone?", 7), 7777);
+    auto p1 = peer_config(1, 1, false, text_pd("anyone?", 7), kPort2);
+    sc.add(p0, hal.now_cycles() + 100);
+    sc.add(p1, hal.now_cycles() + 3000);
+    ASSERT_TRUE(sc.settle(1'000'000)) << sc.status();
+    for (const auto* p : {&p0, &p1}) {
+      const auto t = transcript(plat, p->ip, p->port);
+      SCOPED_TRACE(dump(t));
+      ASSERT_EQ(t.size(), 2u);
+      EXPECT_TRUE(t[0].to_bouncer && t[0].seg.flags == kSyn);
+      ASSERT_FALSE(t[1].to_bouncer);
+      // RFC 793: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>; the frame goes back to the
+      // sender's MAC from the MAC it addressed; no listener: TTL 64, the SYN's TOS
+      Expect ex;
+      ex.peer = *p;
+      ex.ttl = 64;
+      ex.tos = 0;
+      EXPECT_EQ(t[1].bytes, ex.ctrl(TcpCtrlKind::kRstAck, 0, p->isn + 1, 0)) << "RST vs golden";
+    }
+    for (const auto& c : sc.conns) {
+      EXPECT_EQ(plat.peer(c.peer).outcome().state, peer::State::kReset);
+      EXPECT_TRUE(c.requests.empty());
+    }
+    EXPECT_EQ(reg(hal, R::reg::STAT_SYN_NO_LISTENER), 2u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_RST_TX), 2u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 0u);
+    sc.expect_clean_end();
+  });
 }
 
 // ------------------------------------------------------------------ malformed MPA requests
@@ -413,53 +364,48 @@ TEST_P(SystemCm, NoListenerRst) {
 // Bad key, rev 3, PD_Length 513: each gets a RST (seq = ISS + 1, which the peer accepts) and
 // an MpaError event with the right reason; the node is freed.
 TEST_P(SystemCm, MalformedMpaRequests) {
-  const auto cfg = platform_config(GetParam());
-  {
-    sim::Platform plat(cfg);
-    with_cm(plat, device_config(), [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {
-      auto lid = cm.listen(kLocalIp, kPort, listen_options());
-      ASSERT_TRUE(lid.ok());
-      Scenario sc(plat, hal, dev, cm);
-      using F = peer::InitiatorConfig::Fault;
-      const F faults[3] = {F::kBadKey, F::kRev3, F::kPdTooLong};
-      const R::MpaError reasons[3] = {R::MpaError::BAD_KEY, R::MpaError::BAD_REV,
-                                      R::MpaError::PD_TOO_LONG};
-      for (unsigned i = 0; i < 3; ++i) {
-        auto pc = peer_config(i, 2, true, text_pd("malformed", 24));
-        pc.fault = faults[i];
-        sc.add(pc, hal.now_cycles() + 100 + 4000 * i);
-      }
-      ASSERT_TRUE(sc.settle(2'000'000)) << sc.status();
-      for (unsigned i = 0; i < 3; ++i) {
-        const Conn& c = sc.conns[i];
-        const auto t = transcript(plat, c.cfg.ip, c.cfg.port);
-        SCOPED_TRACE(std::string("reason ") + R::name(reasons[i]) + "\n" + dump(t));
-        EXPECT_TRUE(c.requests.empty());
-        ASSERT_EQ(c.mpa_errors.size(), 1u);
-        EXPECT_EQ(c.mpa_errors[0].reason, reasons[i]);
-        EXPECT_EQ(c.mpa_errors[0].listener, *lid);
-        EXPECT_EQ(c.mpa_errors[0].tuple, (bouncer::Tuple{kLocalIp, kPort, c.cfg.ip, c.cfg.port}));
-        const auto tx = tx_only(t);
-        ASSERT_GE(tx.size(), 2u);
-        EXPECT_EQ(tx[0]->seg.flags, kSyn | kAck);
-        const uint32_t iss = tx[0]->seg.seq;
-        const auto& rst = *tx.back();
-        EXPECT_TRUE(rst.seg.has(kRst));
-        EXPECT_EQ(rst.seg.seq, iss + 1);
-        EXPECT_TRUE(rst.seg.ip_csum_ok && rst.seg.tcp_csum_ok);
-        for (const auto* w : tx) EXPECT_FALSE(w->seg.mpa_reply());
-        const auto& o = plat.peer(c.peer).outcome();
-        EXPECT_EQ(o.state, peer::State::kReset) << o.error;
-        EXPECT_FALSE(o.rejected);
-      }
-      EXPECT_EQ(cm.stats().mpa_errors, 3u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_MPA_ERR), 3u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), 0u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 3u);
-      sc.expect_clean_end();
-    });
-  }
-  check_pcap(cfg.pcap_path, {});
+  CmTest ct{.cfg = platform_config(GetParam()), .listen = std::nullopt};
+  ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device&, Cm& cm, Scenario& sc) {
+    auto lid = cm.listen(kLocalIp, kPort, listen_options());
+    ASSERT_TRUE(lid.ok());
+    using F = peer::InitiatorConfig::Fault;
+    const F faults[3] = {F::kBadKey, F::kRev3, F::kPdTooLong};
+    const R::MpaError reasons[3] = {R::MpaError::BAD_KEY, R::MpaError::BAD_REV,
+                                    R::MpaError::PD_TOO_LONG};
+    for (unsigned i = 0; i < 3; ++i) {
+      auto pc = peer_config(i, 2, true, text_pd("malformed", 24));
+      pc.fault = faults[i];
+      sc.add(pc, hal.now_cycles() + 100 + 4000 * i);
+    }
+    ASSERT_TRUE(sc.settle(2'000'000)) << sc.status();
+    for (unsigned i = 0; i < 3; ++i) {
+      const Conn& c = sc.conns[i];
+      const auto t = transcript(plat, c.cfg.ip, c.cfg.port);
+      SCOPED_TRACE(std::string("reason ") + R::name(reasons[i]) + "\n" + dump(t));
+      EXPECT_TRUE(c.requests.empty());
+      ASSERT_EQ(c.mpa_errors.size(), 1u);
+      EXPECT_EQ(c.mpa_errors[0].reason, reasons[i]);
+      EXPECT_EQ(c.mpa_errors[0].listener, *lid);
+      EXPECT_EQ(c.mpa_errors[0].tuple, (bouncer::Tuple{kLocalIp, kPort, c.cfg.ip, c.cfg.port}));
+      const auto tx = tx_only(t);
+      ASSERT_GE(tx.size(), 2u);
+      EXPECT_EQ(tx[0]->seg.flags, kSyn | kAck);
+      const uint32_t iss = tx[0]->seg.seq;
+      const auto& rst = *tx.back();
+      EXPECT_TRUE(rst.seg.has(kRst));
+      EXPECT_EQ(rst.seg.seq, iss + 1);
+      EXPECT_TRUE(rst.seg.ip_csum_ok && rst.seg.tcp_csum_ok);
+      for (const auto* w : tx) EXPECT_FALSE(w->seg.mpa_reply());
+      const auto& o = plat.peer(c.peer).outcome();
+      EXPECT_EQ(o.state, peer::State::kReset) << o.error;
+      EXPECT_FALSE(o.rejected);
+    }
+    EXPECT_EQ(cm.stats().mpa_errors, 3u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_MPA_ERR), 3u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), 0u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 3u);
+    sc.expect_clean_end();
+  });
 }
 
 // ------------------------------------------------------------------ MPA timeout
@@ -468,47 +414,40 @@ TEST_P(SystemCm, MalformedMpaRequests) {
 // handshake ACK the node is reset (RST|ACK at ISS + 1) and freed; no event (the host never
 // saw it); the initiator ends reset.
 TEST_P(SystemCm, MpaTimeoutWithoutRequest) {
-  const auto cfg = platform_config(GetParam());
   constexpr uint32_t kMpaTicks = 60'000 / kTick;
-  {
-    sim::Platform plat(cfg);
-    auto dc = device_config();
-    dc.timers->mpa_timeout = kMpaTicks;
-    with_cm(plat, dc, [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {
-      ASSERT_TRUE(cm.listen(kLocalIp, kPort, listen_options()).ok());
-      Scenario sc(plat, hal, dev, cm);
-      auto pc = peer_config(0, 2, true, text_pd("never sent", 10));
-      pc.fault = peer::InitiatorConfig::Fault::kNoRequest;
-      sc.add(pc, hal.now_cycles() + 100);
-      ASSERT_TRUE(sc.settle(1'000'000)) << sc.status();
-      const auto t = transcript(plat, pc.ip, pc.port);
-      SCOPED_TRACE(dump(t));
-      ASSERT_EQ(t.size(), 4u);  // SYN, SYN-ACK, ACK, RST
-      ASSERT_TRUE(t[2].to_bouncer && t[2].seg.bare(kAck));
-      ASSERT_FALSE(t[3].to_bouncer);
-      Expect ex;
-      ex.peer = pc;
-      ex.iss = t[1].seg.seq;
-      ex.ip_id0 = t[1].seg.ip_id;
-      EXPECT_EQ(t[3].bytes, ex.ctrl(TcpCtrlKind::kRstAck, ex.iss + 1, pc.isn + 1,
-                                    static_cast<uint16_t>(ex.ip_id0 + 1)))
-          << "RST vs golden";
-      const uint64_t gap = t[3].first - t[2].last;
-      const uint64_t want = uint64_t{kMpaTicks} * kTick;
-      EXPECT_GE(gap + kTick + kSweep + 64, want) << "gap " << gap;
-      EXPECT_LE(gap, want + kTick + kSweep + 64) << "gap " << gap;
-      std::printf("[ timeout  ] handshake ACK -> RST %" PRIu64 " cycles, MPA_TIMEOUT %" PRIu64 "\n",
-                  gap, want);
-      EXPECT_TRUE(sc.conns[0].requests.empty());
-      EXPECT_EQ(plat.peer(0).outcome().state, peer::State::kReset);
-      EXPECT_EQ(reg(hal, R::reg::STAT_MPA_TIMEOUT), 1u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_RST_TX), 1u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 0u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_CLOSED), 1u);
-      sc.expect_clean_end();
-    });
-  }
-  check_pcap(cfg.pcap_path, {});
+  CmTest ct{.cfg = platform_config(GetParam())};
+  ct.dc.timers->mpa_timeout = kMpaTicks;
+  ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device&, Cm&, Scenario& sc) {
+    auto pc = peer_config(0, 2, true, text_pd("never sent", 10));
+    pc.fault = peer::InitiatorConfig::Fault::kNoRequest;
+    sc.add(pc, hal.now_cycles() + 100);
+    ASSERT_TRUE(sc.settle(1'000'000)) << sc.status();
+    const auto t = transcript(plat, pc.ip, pc.port);
+    SCOPED_TRACE(dump(t));
+    ASSERT_EQ(t.size(), 4u);  // SYN, SYN-ACK, ACK, RST
+    ASSERT_TRUE(t[2].to_bouncer && t[2].seg.bare(kAck));
+    ASSERT_FALSE(t[3].to_bouncer);
+    Expect ex;
+    ex.peer = pc;
+    ex.iss = t[1].seg.seq;
+    ex.ip_id0 = t[1].seg.ip_id;
+    EXPECT_EQ(t[3].bytes, ex.ctrl(TcpCtrlKind::kRstAck, ex.iss + 1, pc.isn + 1,
+                                  static_cast<uint16_t>(ex.ip_id0 + 1)))
+        << "RST vs golden";
+    const uint64_t gap = t[3].first - t[2].last;
+    const uint64_t want = uint64_t{kMpaTicks} * kTick;
+    EXPECT_GE(gap + kTick + kSweep + 64, want) << "gap " << gap;
+    EXPECT_LE(gap, want + kTick + kSweep + 64) << "gap " << gap;
+    std::printf("[ timeout  ] handshake ACK -> RST %" PRIu64 " cycles, MPA_TIMEOUT %" PRIu64 "\n",
+                gap, want);
+    EXPECT_TRUE(sc.conns[0].requests.empty());
+    EXPECT_EQ(plat.peer(0).outcome().state, peer::State::kReset);
+    EXPECT_EQ(reg(hal, R::reg::STAT_MPA_TIMEOUT), 1u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_RST_TX), 1u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 0u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_CLOSED), 1u);
+    sc.expect_clean_end();
+  });
 }
 
 // ------------------------------------------------------------------ segmented requests
@@ -516,66 +455,61 @@ TEST_P(SystemCm, MpaTimeoutWithoutRequest) {
 // The request over 2..4 TCP segments (PD up to 508 + the IRD/ORD word = PD_Length 512): one
 // ConnectRequest with the whole PD; every partial segment is ACKed.
 TEST_P(SystemCm, SegmentedRequest) {
-  const auto cfg = platform_config(GetParam());
-  std::map<std::pair<uint32_t, uint16_t>, PcapWant> wants;
-  {
-    sim::Platform plat(cfg);
-    with_cm(plat, device_config(), [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {
-      ASSERT_TRUE(cm.listen(kLocalIp, kPort, listen_options(R::FinPolicy::IRDMA)).ok());
-      Scenario sc(plat, hal, dev, cm);
-      struct Shape {
-        unsigned segs;
-        uint8_t rev;
-        size_t pd;
-      };
-      // the last two: the initiator's sequence numbers wrap inside the request; an MSS of
-      // 80 bytes cuts a 532-byte request into 7 segments
-      const Shape shapes[] = {{2, 2, 100}, {3, 2, 508}, {4, 1, 512}, {4, 2, 1},
-                              {2, 1, 0},   {3, 2, 300}, {7, 2, 508}};
-      unsigned i = 0;
-      for (const auto& s : shapes) {
-        auto pc = peer_config(i, s.rev, true, text_pd("segmented #" + std::to_string(i), s.pd));
-        pc.request_segments = s.segs;
-        if (i == 5) pc.isn = 0xFFFF'FF80u;
-        if (i == 6) {
-          pc.mss = 80;
-          pc.request_segments = 1;
-        }
-        sc.add(pc, hal.now_cycles() + 100 + 2500 * i, to_bytes(text_pd("no", 2)));
-        ++i;
-      }
-      ASSERT_TRUE(sc.settle(3'000'000)) << sc.status();
-      for (unsigned k = 0; k < sc.conns.size(); ++k) {
-        const Conn& c = sc.conns[k];
-        const auto t = transcript(plat, c.cfg.ip, c.cfg.port);
-        SCOPED_TRACE("segments " + std::to_string(shapes[k].segs) + "\n" + dump(t));
-        sc.expect_request_matches(c);
-        sc.expect_rejected_as_planned(c);
-        // the request's segments reached the port, in order
-        size_t req_segs = 0;
-        for (const auto& w : t) {
-          if (w.to_bouncer && !w.seg.payload.empty()) ++req_segs;
-        }
-        EXPECT_EQ(req_segs, shapes[k].segs);
-        // one ACK per request segment, ack = the segment's end, before the reject
-        std::vector<uint32_t> data_ends, acks;
-        for (const auto& w : t) {
-          if (w.to_bouncer && !w.seg.payload.empty()) data_ends.push_back(w.seg.end());
-          if (!w.to_bouncer && w.seg.mpa_reply()) break;
-          if (!w.to_bouncer && w.seg.bare(kAck)) acks.push_back(w.seg.ack);
-        }
-        EXPECT_EQ(acks, data_ends);
-        EXPECT_EQ(c.terminals, std::vector<R::AeqEvent>{R::AeqEvent::CLOSED});
-      }
-      EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), sc.conns.size());
-      EXPECT_EQ(reg(hal, R::reg::STAT_MPA_ERR), 0u);
-      sc.expect_clean_end();
-      wants = pcap_wants(sc);
-    });
-  }
   // Wireshark's heuristic decodes a reply only when it parsed the request of the
   // conversation, which it does not reassemble across segments: PD checked where dissected.
-  check_pcap(cfg.pcap_path, wants, /*every=*/false);
+  CmTest ct{.cfg = platform_config(GetParam()),
+            .listen = listen_options(R::FinPolicy::IRDMA),
+            .every = false};
+  ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device&, Cm&, Scenario& sc) {
+    struct Shape {
+      unsigned segs;
+      uint8_t rev;
+      size_t pd;
+    };
+    // the last two: the initiator's sequence numbers wrap inside the request; an MSS of
+    // 80 bytes cuts a 532-byte request into 7 segments
+    const Shape shapes[] = {{2, 2, 100}, {3, 2, 508}, {4, 1, 512}, {4, 2, 1},
+                            {2, 1, 0},   {3, 2, 300}, {7, 2, 508}};
+    unsigned i = 0;
+    for (const auto& s : shapes) {
+      auto pc = peer_config(i, s.rev, true, text_pd("segmented #" + std::to_string(i), s.pd));
+      pc.request_segments = s.segs;
+      if (i == 5) pc.isn = 0xFFFF'FF80u;
+      if (i == 6) {
+        pc.mss = 80;
+        pc.request_segments = 1;
+      }
+      sc.add(pc, hal.now_cycles() + 100 + 2500 * i, to_bytes(text_pd("no", 2)));
+      ++i;
+    }
+    ASSERT_TRUE(sc.settle(3'000'000)) << sc.status();
+    for (unsigned k = 0; k < sc.conns.size(); ++k) {
+      const Conn& c = sc.conns[k];
+      const auto t = transcript(plat, c.cfg.ip, c.cfg.port);
+      SCOPED_TRACE("segments " + std::to_string(shapes[k].segs) + "\n" + dump(t));
+      sc.expect_request_matches(c);
+      sc.expect_rejected_as_planned(c);
+      // the request's segments reached the port, in order
+      size_t req_segs = 0;
+      for (const auto& w : t) {
+        if (w.to_bouncer && !w.seg.payload.empty()) ++req_segs;
+      }
+      EXPECT_EQ(req_segs, shapes[k].segs);
+      // one ACK per request segment, ack = the segment's end, before the reject
+      std::vector<uint32_t> data_ends, acks;
+      for (const auto& w : t) {
+        if (w.to_bouncer && !w.seg.payload.empty()) data_ends.push_back(w.seg.end());
+        if (!w.to_bouncer && w.seg.mpa_reply()) break;
+        if (!w.to_bouncer && w.seg.bare(kAck)) acks.push_back(w.seg.ack);
+      }
+      EXPECT_EQ(acks, data_ends);
+      EXPECT_EQ(c.terminals, std::vector<R::AeqEvent>{R::AeqEvent::CLOSED});
+    }
+    EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), sc.conns.size());
+    EXPECT_EQ(reg(hal, R::reg::STAT_MPA_ERR), 0u);
+    sc.expect_clean_end();
+    ct.wants = pcap_wants(sc);
+  });
 }
 
 // ------------------------------------------------------------------ listeners, AEQ
@@ -583,92 +517,80 @@ TEST_P(SystemCm, SegmentedRequest) {
 // A wildcard listener (0.0.0.0:port, AUTO_REJECT ALL) and an exact one (10.0.0.1:port, host):
 // the exact listener wins for its address, the wildcard takes every other local address.
 TEST_P(SystemCm, ExactListenerWinsOverWildcard) {
-  const auto cfg = platform_config(GetParam());
-  std::map<std::pair<uint32_t, uint16_t>, PcapWant> wants;
-  {
-    sim::Platform plat(cfg);
-    with_cm(plat, device_config(), [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {
-      const auto tmpl = text_pd("wildcard says no", 16);
-      auto wl = listen_options();
-      wl.auto_reject = R::AutoReject::ALL;
-      wl.template_pd = to_bytes(tmpl);
-      auto lw = cm.listen(0, kPort, wl);
-      ASSERT_TRUE(lw.ok()) << lw.error().message;
-      auto le = cm.listen(kLocalIp, kPort, listen_options());
-      ASSERT_TRUE(le.ok()) << le.error().message;
-      Scenario sc(plat, hal, dev, cm);
-      for (unsigned i = 0; i < 4; ++i) {
-        auto pc = peer_config(i, 2, true, text_pd("which listener?", 15));
-        const bool exact = i % 2 == 0;
-        if (!exact) pc.peer_ip = kLocalIp + 1 + i;  // another address of ours
-        const size_t k = sc.add(pc, hal.now_cycles() + 100 + 3000 * i,
-                                exact ? to_bytes(text_pd("exact says no", 13)) : to_bytes(tmpl));
-        sc.conns[k].hold = !exact;
-      }
-      ASSERT_TRUE(sc.settle(2'000'000)) << sc.status();
-      for (unsigned i = 0; i < 4; ++i) {
-        const Conn& c = sc.conns[i];
-        SCOPED_TRACE(dump(transcript(plat, c.cfg.ip, c.cfg.port)));
-        sc.expect_rejected_as_planned(c);
-        if (i % 2 == 0) {
-          sc.expect_request_matches(c);
-          EXPECT_EQ(c.requests[0].listener, *le);
-        } else {
-          EXPECT_TRUE(c.requests.empty());
-          wants[{c.cfg.ip, c.cfg.port}] = {tmpl, true};
-          // our frames come from the address the initiator connected to
-          const auto tr = transcript(plat, c.cfg.ip, c.cfg.port);  // outlives the pointers
-          for (const auto* w : tx_only(tr)) {
-            EXPECT_EQ(w->seg.src_ip, c.cfg.peer_ip);
-          }
+  CmTest ct{.cfg = platform_config(GetParam()), .listen = std::nullopt};
+  ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device&, Cm& cm, Scenario& sc) {
+    const auto tmpl = text_pd("wildcard says no", 16);
+    auto wl = listen_options();
+    wl.auto_reject = R::AutoReject::ALL;
+    wl.template_pd = to_bytes(tmpl);
+    auto lw = cm.listen(0, kPort, wl);
+    ASSERT_TRUE(lw.ok()) << lw.error().message;
+    auto le = cm.listen(kLocalIp, kPort, listen_options());
+    ASSERT_TRUE(le.ok()) << le.error().message;
+    for (unsigned i = 0; i < 4; ++i) {
+      auto pc = peer_config(i, 2, true, text_pd("which listener?", 15));
+      const bool exact = i % 2 == 0;
+      if (!exact) pc.peer_ip = kLocalIp + 1 + i;  // another address of ours
+      const size_t k = sc.add(pc, hal.now_cycles() + 100 + 3000 * i,
+                              exact ? to_bytes(text_pd("exact says no", 13)) : to_bytes(tmpl));
+      sc.conns[k].hold = !exact;
+    }
+    ASSERT_TRUE(sc.settle(2'000'000)) << sc.status();
+    for (unsigned i = 0; i < 4; ++i) {
+      const Conn& c = sc.conns[i];
+      SCOPED_TRACE(dump(transcript(plat, c.cfg.ip, c.cfg.port)));
+      sc.expect_rejected_as_planned(c);
+      if (i % 2 == 0) {
+        sc.expect_request_matches(c);
+        EXPECT_EQ(c.requests[0].listener, *le);
+      } else {
+        EXPECT_TRUE(c.requests.empty());
+        ct.wants[{c.cfg.ip, c.cfg.port}] = {tmpl, true};
+        // our frames come from the address the initiator connected to
+        const auto tr = transcript(plat, c.cfg.ip, c.cfg.port);  // outlives the pointers
+        for (const auto* w : tx_only(tr)) {
+          EXPECT_EQ(w->seg.src_ip, c.cfg.peer_ip);
         }
       }
-      EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_AUTO), 2u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), 2u);
-      sc.expect_clean_end();
-      for (const auto& [k, v] : pcap_wants(sc)) wants[k] = v;
-    });
-  }
-  check_pcap(cfg.pcap_path, wants);
+    }
+    EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_AUTO), 2u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), 2u);
+    sc.expect_clean_end();
+    for (const auto& [k, v] : pcap_wants(sc)) ct.wants[k] = v;
+  });
 }
 
 // A 4-entry AEQ and a host that looks away while 12 requests arrive: the engine waits for
 // room (STATUS.AEQ_FULL), frames behind it are dropped and counted, the initiators resend,
 // and in the end every request reached the host exactly once and was rejected.
 TEST_P(SystemCm, AeqFullBackpressure) {
-  const auto cfg = platform_config(GetParam());
-  std::map<std::pair<uint32_t, uint16_t>, PcapWant> wants;
-  {
-    sim::Platform plat(cfg);
-    auto dc = device_config(8);
-    dc.aeq_entries = 4;
-    dc.aeq_head_batch = 1;
-    with_cm(plat, dc, [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {
-      ASSERT_TRUE(cm.listen(kLocalIp, kPort, listen_options(R::FinPolicy::IRDMA)).ok());
-      Scenario sc(plat, hal, dev, cm);
-      for (unsigned i = 0; i < 12; ++i) {
-        auto pc = peer_config(i, 2, true, text_pd("queue #" + std::to_string(i), 20 + i));
-        pc.rto_cycles = kRto;
-        pc.max_retransmits = 12;
-        sc.add(pc, hal.now_cycles() + 100 + 300 * i, to_bytes(text_pd("no #", 4 + i)));
-      }
-      hal.wait_cycles(60'000);  // the host is busy elsewhere
-      EXPECT_NE(reg(hal, R::reg::STATUS) & (1u << 5), 0u) << "STATUS.AEQ_FULL";
-      ASSERT_TRUE(sc.settle(6'000'000)) << sc.status();
-      for (const auto& c : sc.conns) {
-        SCOPED_TRACE(dump(transcript(plat, c.cfg.ip, c.cfg.port)));
-        sc.expect_request_matches(c);
-        sc.expect_rejected_as_planned(c);
-        EXPECT_EQ(c.terminals, std::vector<R::AeqEvent>{R::AeqEvent::CLOSED});
-      }
-      EXPECT_EQ(reg(hal, R::reg::STATUS) & (1u << 5), 0u);
-      EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 24u);
-      std::printf("[ stats    ] %s\n", stats_line(dev).c_str());
-      sc.expect_clean_end();
-      wants = pcap_wants(sc);
-    });
-  }
-  check_pcap(cfg.pcap_path, wants);
+  CmTest ct{.cfg = platform_config(GetParam()),
+            .dc = device_config(8),
+            .listen = listen_options(R::FinPolicy::IRDMA)};
+  ct.dc.aeq_entries = 4;
+  ct.dc.aeq_head_batch = 1;
+  ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device& dev, Cm&, Scenario& sc) {
+    for (unsigned i = 0; i < 12; ++i) {
+      auto pc = peer_config(i, 2, true, text_pd("queue #" + std::to_string(i), 20 + i));
+      pc.rto_cycles = kRto;
+      pc.max_retransmits = 12;
+      sc.add(pc, hal.now_cycles() + 100 + 300 * i, to_bytes(text_pd("no #", 4 + i)));
+    }
+    hal.wait_cycles(60'000);  // the host is busy elsewhere
+    EXPECT_NE(reg(hal, R::reg::STATUS) & (1u << 5), 0u) << "STATUS.AEQ_FULL";
+    ASSERT_TRUE(sc.settle(6'000'000)) << sc.status();
+    for (const auto& c : sc.conns) {
+      SCOPED_TRACE(dump(transcript(plat, c.cfg.ip, c.cfg.port)));
+      sc.expect_request_matches(c);
+      sc.expect_rejected_as_planned(c);
+      EXPECT_EQ(c.terminals, std::vector<R::AeqEvent>{R::AeqEvent::CLOSED});
+    }
+    EXPECT_EQ(reg(hal, R::reg::STATUS) & (1u << 5), 0u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 24u);
+    std::printf("[ stats    ] %s\n", stats_line(dev).c_str());
+    sc.expect_clean_end();
+    ct.wants = pcap_wants(sc);
+  });
 }
 
 // ------------------------------------------------------------------ latency
@@ -686,7 +608,7 @@ TEST_P(SystemCm, Latency) {
     uint64_t syn_synack, req_event, event_db, db_first, cqe_latency, req_reject;
   };
   std::vector<Row> rows;
-  std::map<std::pair<uint32_t, uint16_t>, PcapWant> wants;
+  PcapWants wants;
   {
     sim::Platform plat(cfg);
     with_cm(plat, device_config(), [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {

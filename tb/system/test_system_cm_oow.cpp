@@ -27,14 +27,10 @@ class SystemCmOow : public ::testing::TestWithParam<unsigned> {};
 
 TEST_P(SystemCmOow, DuplicateAndOutOfWindowSegments) {
   const auto cfg = platform_config(GetParam());
-  std::map<std::pair<uint32_t, uint16_t>, PcapWant> wants;
+  PcapWants wants;
   {
     sim::Platform plat(cfg);
-    plat.run([&](bouncer::hal::Device& hal) {
-      auto devr = Device::open(hal, device_config());
-      ASSERT_TRUE(devr.ok()) << devr.error().message;
-      Device& dev = **devr;
-      Cm cm(dev);
+    with_cm(plat, device_config(), [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {
       ASSERT_TRUE(cm.listen(kLocalIp, kPort, listen_options(R::FinPolicy::IRDMA)).ok());
       std::vector<R::AeqEvent> terminals;
       cm.set_terminal_observer([&](uint32_t, R::AeqEvent e) { terminals.push_back(e); });
@@ -293,16 +289,12 @@ std::string frames_text(const std::vector<std::vector<uint8_t>>& got) {
 TEST_P(SystemCmOow, HandMadeClosesAndErrors) {
   const auto cfg = platform_config(GetParam());
   constexpr uint32_t kFinTicks = 100'000 / kTick;
-  std::map<std::pair<uint32_t, uint16_t>, PcapWant> wants;
+  PcapWants wants;
   {
     sim::Platform plat(cfg);
-    plat.run([&](bouncer::hal::Device& hal) {
-      auto dc = device_config();
-      dc.timers->fin_timeout = kFinTicks;
-      auto devr = Device::open(hal, dc);
-      ASSERT_TRUE(devr.ok()) << devr.error().message;
-      Device& dev = **devr;
-      Cm cm(dev);
+    auto dc = device_config();
+    dc.timers->fin_timeout = kFinTicks;
+    with_cm(plat, dc, [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {
       ASSERT_TRUE(cm.listen(kLocalIp, kPort, listen_options(R::FinPolicy::IRDMA)).ok());
       std::map<uint32_t, std::vector<R::AeqEvent>> terminals;
       cm.set_terminal_observer([&](uint32_t id, R::AeqEvent e) { terminals[id].push_back(e); });

@@ -20,7 +20,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "Vframe_fifo_w512.h"
 #include "Vframe_fifo_w64.h"
-#include "axis_lanes.hpp"
+#include "axis_harness.hpp"
 #include "verilated.h"
 #pragma GCC diagnostic pop
 
@@ -28,50 +28,18 @@ namespace {
 
 constexpr unsigned kDepth = 32;
 
-// Byte `i` / bit `i` of a verilated port (integer for <= 64 bits, VlWide above).
-template <typename T>
-void set_byte(T& p, unsigned i, uint8_t v) {
-  if constexpr (std::is_integral_v<T>) {
-    const uint64_t m = uint64_t{0xFF} << (8 * i);
-    p = static_cast<T>((static_cast<uint64_t>(p) & ~m) | (uint64_t{v} << (8 * i)));
-  } else {
-    const unsigned s = 8 * (i % 4);
-    p[i / 4] = (p[i / 4] & ~(0xFFu << s)) | (uint32_t{v} << s);
-  }
-}
-
-struct Beat {
-  std::vector<uint8_t> data;
-  uint64_t keep = 0;
-  bool last = false;
-  bool operator==(const Beat&) const = default;
-};
-using Frame = std::vector<Beat>;
+using axis::Beat;
+using axis::Frame;
+using axis::set_byte;
 
 template <typename Model, unsigned DataW>
-class Harness {
+class Harness : public axis::ClockedModel<Model> {
  public:
   static constexpr unsigned kWb = DataW / 8;
+  using axis::ClockedModel<Model>::m_;
+  using axis::ClockedModel<Model>::settle;
 
-  explicit Harness(uint64_t seed) : rng_(seed) {
-    ctx_.randReset(2);
-    m_ = std::make_unique<Model>(&ctx_, "ff");
-    m_->s_axis_tvalid = 0;
-    m_->m_axis_tready = 0;
-    m_->rst = 1;
-    for (int i = 0; i < 3; ++i) tick();
-    m_->rst = 0;
-  }
-
-  void settle() {
-    m_->clk = 0;
-    m_->eval();
-  }
-  void tick() {
-    settle();
-    m_->clk = 1;
-    m_->eval();
-  }
+  explicit Harness(uint64_t seed) : axis::ClockedModel<Model>("ff"), rng_(seed) {}
 
   Frame random_frame(unsigned beats) {
     Frame f(beats);
@@ -134,11 +102,7 @@ class Harness {
     }
     // output
     if (m_->m_axis_tvalid && ready) {
-      Beat b;
-      b.data.resize(kWb);
-      for (unsigned i = 0; i < kWb; ++i) b.data[i] = axis::lane_byte(m_->m_axis_tdata, i);
-      b.keep = static_cast<uint64_t>(m_->m_axis_tkeep);
-      b.last = m_->m_axis_tlast;
+      const Beat b = this->out_beat(kWb);
       out_.push_back(b);
       if (b.last) {
         ASSERT_FALSE(good_.empty()) << "frame out that was never committed";
@@ -200,8 +164,6 @@ class Harness {
     uint64_t committed_unsent = 0;
   };
 
-  VerilatedContext ctx_;
-  std::unique_ptr<Model> m_;
   std::mt19937_64 rng_;
   std::deque<Frame> to_send_;
   size_t send_beat_ = 0;

@@ -24,74 +24,26 @@
 #include "Vtx_arb_n3.h"
 #include "Vtx_arb_w512.h"
 #include "Vtx_arb_w64.h"
-#include "axis_lanes.hpp"
+#include "axis_harness.hpp"
 #include "verilated.h"
 #pragma GCC diagnostic pop
 
 namespace {
 
-// Byte / bit `i` of a verilated port (integer for <= 64 bits, VlWide above).
-template <typename T>
-void set_byte(T& p, unsigned i, uint8_t v) {
-  if constexpr (std::is_integral_v<T>) {
-    const uint64_t m = uint64_t{0xFF} << (8 * i);
-    p = static_cast<T>((static_cast<uint64_t>(p) & ~m) | (uint64_t{v} << (8 * i)));
-  } else {
-    const unsigned s = 8 * (i % 4);
-    p[i / 4] = (p[i / 4] & ~(0xFFu << s)) | (uint32_t{v} << s);
-  }
-}
-template <typename T>
-void set_bit(T& p, unsigned i, bool v) {
-  if constexpr (std::is_integral_v<T>) {
-    const uint64_t m = uint64_t{1} << i;
-    p = static_cast<T>((static_cast<uint64_t>(p) & ~m) | (v ? m : 0));
-  } else {
-    const uint32_t m = 1u << (i % 32);
-    p[i / 32] = (p[i / 32] & ~m) | (v ? m : 0);
-  }
-}
-template <typename T>
-bool get_bit(const T& p, unsigned i) {
-  if constexpr (std::is_integral_v<T>) {
-    return (static_cast<uint64_t>(p) >> i) & 1;
-  } else {
-    return (p[i / 32] >> (i % 32)) & 1;
-  }
-}
-
-struct Beat {
-  std::vector<uint8_t> data;
-  uint64_t keep = 0;
-  bool last = false;
-  bool operator==(const Beat&) const = default;
-};
-using Frame = std::vector<Beat>;
+using axis::Beat;
+using axis::Frame;
+using axis::get_bit;
+using axis::set_bit;
+using axis::set_byte;
 
 template <typename Model, unsigned DataW, unsigned N>
-class Harness {
+class Harness : public axis::ClockedModel<Model> {
  public:
   static constexpr unsigned kWb = DataW / 8;
+  using axis::ClockedModel<Model>::m_;
+  using axis::ClockedModel<Model>::settle;
 
-  explicit Harness(uint64_t seed) : rng_(seed), in_(N) {
-    ctx_.randReset(2);
-    m_ = std::make_unique<Model>(&ctx_, "arb");
-    m_->s_axis_tvalid = 0;
-    m_->m_axis_tready = 0;
-    m_->rst = 1;
-    for (int i = 0; i < 3; ++i) tick();
-    m_->rst = 0;
-  }
-
-  void settle() {
-    m_->clk = 0;
-    m_->eval();
-  }
-  void tick() {
-    settle();
-    m_->clk = 1;
-    m_->eval();
-  }
+  explicit Harness(uint64_t seed) : axis::ClockedModel<Model>("arb"), rng_(seed), in_(N) {}
 
   // A frame of `bytes` bytes: full beats, the last one keeps its low bytes.
   Frame random_frame(unsigned bytes) {
@@ -150,11 +102,7 @@ class Harness {
     const bool out_hs = m_->m_axis_tvalid && ready;
     EXPECT_EQ(static_cast<bool>(m_->frame_done), out_hs && m_->m_axis_tlast);
     if (out_hs) {
-      Beat b;
-      b.data.resize(kWb);
-      for (unsigned k = 0; k < kWb; ++k) b.data[k] = axis::lane_byte(m_->m_axis_tdata, k);
-      b.keep = static_cast<uint64_t>(m_->m_axis_tkeep);
-      b.last = m_->m_axis_tlast;
+      const Beat b = this->out_beat(kWb);
       ASSERT_FALSE(accepted_.empty()) << "output beat that was never taken";
       EXPECT_EQ(b, accepted_.front()) << "output beat #" << out_beats_;
       accepted_.pop_front();
@@ -227,8 +175,6 @@ class Harness {
       for (unsigned k = 0; k < per_input; ++k) in.frames.push_back(random_frame(len(rng_)));
   }
 
-  VerilatedContext ctx_;
-  std::unique_ptr<Model> m_;
   std::mt19937_64 rng_;
   std::vector<Input> in_;
   std::deque<Beat> accepted_;

@@ -39,6 +39,7 @@
 #include "net/pcap_writer.hpp"
 #include "net/rx_source.hpp"
 #include "net/wire.hpp"
+#include "sim_test_util.hpp"
 
 namespace bouncer::peer {
 void PrintTo(State s, std::ostream* os) { *os << to_string(s); }
@@ -62,25 +63,12 @@ using bouncer::sim::TxFrame;
 using bouncer::sim::Wire;
 using bouncer::sim::WireConfig;
 using Bytes = std::vector<uint8_t>;
-
-// libsystemc's main() prints a banner before sc_main unless this is set.
-[[maybe_unused]] const int kQuietSystemC = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-
-bool claim_process() {
-  static bool used = false;
-  const bool first = !used;
-  used = true;
-  return first;
-}
-#define REQUIRE_OWN_PROCESS()                                                       \
-  do {                                                                              \
-    if (!claim_process())                                                           \
-      GTEST_SKIP() << "needs its own process (SystemC elaborates once); use ctest"; \
-  } while (0)
+using simtest::alloc;
+using simtest::Queues;
+using simtest::slot;
 
 std::string temp_path(const std::string& name) {
-  const auto* info = testing::UnitTest::GetInstance()->current_test_info();
-  return testing::TempDir() + "bouncer_simnet_" + info->name() + "_" + name;
+  return simtest::temp_path("bouncer_simnet_", name);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -814,18 +802,6 @@ TEST(SimNetPlatform, ScriptedDropHookDropsExactlyTheChosenFrames) {
 
 // ------------------------------------------------------------------ platform: the core transmits
 
-std::unique_ptr<DmaBuffer> alloc(Device& d, size_t bytes, size_t align) {
-  auto r = d.alloc_dma(bytes, align);
-  if (!r.ok()) throw std::runtime_error("alloc_dma failed: " + r.error().message);
-  return std::move(r.value());
-}
-void write64(Device& d, uint32_t lo, uint64_t v) {
-  d.write32(lo, static_cast<uint32_t>(v));
-  d.write32(lo + 4, static_cast<uint32_t>(v >> 32));
-}
-std::span<std::byte> slot(DmaBuffer& b, size_t idx, size_t bytes) {
-  return b.bytes().subspan(idx * bytes, bytes);
-}
 bool poll_valid(Device& d, std::span<std::byte> cqe) {
   const uint64_t t0 = d.now_cycles();
   while (d.now_cycles() - t0 < 200'000) {
@@ -833,11 +809,6 @@ bool poll_valid(Device& d, std::span<std::byte> cqe) {
     d.wait_cycles(8);
   }
   return false;
-}
-uint64_t mac_u64(const std::array<uint8_t, 6>& m) {
-  uint64_t v = 0;
-  for (uint8_t x : m) v = v << 8 | x;
-  return v;
 }
 
 // The golden parameters of a reject from Bouncer to peer `pc` acknowledging `rcv_nxt`.
@@ -862,47 +833,22 @@ golden::RejectParams reject_params(const P::InitiatorConfig& pc, uint32_t rcv_nx
 // Makes the core send one MPA reject (inline PD) with parameters `p`, through the register map
 // and formats of regs/bouncer.toml: CQP WRITE_CM_CONTEXT, then an SQ MPA_REJECT WQE.
 void reject_to(Device& d, const golden::RejectParams& p) {
-  auto sq = alloc(d, 4 * R::sq_wqe::kBytes, 64);
-  auto cq = alloc(d, 4 * R::cqe::kBytes, 32);
-  auto cqp = alloc(d, 4 * R::cqp_wqe::kBytes, 64);
-  auto ccq = alloc(d, 4 * R::cqe::kBytes, 32);
-  write64(d, R::reg::SQ_BASE_LO, sq->device_addr());
-  d.write32(R::reg::SQ_SIZE, 2);
-  write64(d, R::reg::CQ_BASE_LO, cq->device_addr());
-  d.write32(R::reg::CQ_SIZE, 2);
-  write64(d, R::reg::CQP_BASE_LO, cqp->device_addr());
-  d.write32(R::reg::CQP_SIZE, 2);
-  write64(d, R::reg::CCQ_BASE_LO, ccq->device_addr());
-  d.write32(R::reg::CCQ_SIZE, 2);
-  d.write32(R::reg::CTRL, R::field::CTRL::ENABLE.put(1));
+  Queues q;
+  q.setup(d);
 
   constexpr uint32_t kCmId = 3;
   auto ctx = alloc(d, R::cm_ctx::kBytes, 64);
   auto img = ctx->bytes();
-  R::put(img, R::cm_ctx::REM_MAC, mac_u64(p.rem_mac.b));
-  R::put(img, R::cm_ctx::LOC_MAC, mac_u64(p.loc_mac.b));
-  R::put(img, R::cm_ctx::CTX_VALID, 1);
-  R::put(img, R::cm_ctx::LOC_IP, p.loc_ip);
-  R::put(img, R::cm_ctx::REM_IP, p.rem_ip);
-  R::put(img, R::cm_ctx::LOC_PORT, p.loc_port);
-  R::put(img, R::cm_ctx::REM_PORT, p.rem_port);
-  R::put(img, R::cm_ctx::RCV_WND, p.rcv_wnd);
-  R::put(img, R::cm_ctx::TTL, p.ttl);
-  R::put(img, R::cm_ctx::TOS, p.tos);
-  R::put(img, R::cm_ctx::SND_NXT, p.snd_nxt);
-  R::put(img, R::cm_ctx::RCV_NXT, p.rcv_nxt);
-  R::put(img, R::cm_ctx::REQ_REV, p.req_rev);
-  R::put(img, R::cm_ctx::REQ_FLAGS, p.req_flags);
-  R::put(img, R::cm_ctx::IP_ID, p.ip_id);
-  auto w = slot(*cqp, 0, R::cqp_wqe::kBytes);
+  simtest::put_cm_context(img, p);
+  auto w = slot(*q.cqp, 0, R::cqp_wqe::kBytes);
   R::put(w, R::cqp_wqe::CTX_ADDR, ctx->device_addr());
   R::put(w, R::cqp_wqe::CM_ID, kCmId);
   R::put(w, R::cqp_wqe::OPCODE, static_cast<uint64_t>(R::CqpOp::WRITE_CM_CONTEXT));
   R::put(w, R::cqp_wqe::VALID, 1);
   d.write32(R::reg::CQP_DB, 1);
-  EXPECT_TRUE(poll_valid(d, slot(*ccq, 0, R::cqe::kBytes))) << "no CCQE";
+  EXPECT_TRUE(poll_valid(d, slot(*q.ccq, 0, R::cqe::kBytes))) << "no CCQE";
 
-  auto s = slot(*sq, 0, R::sq_wqe::kBytes);
+  auto s = slot(*q.sq, 0, R::sq_wqe::kBytes);
   R::put(s, R::sq_wqe::CM_ID, kCmId);
   R::put(s, R::sq_wqe::PD_LEN, p.pd.size());
   R::put(s, R::sq_wqe::WR_ID, 0xAB);
@@ -911,7 +857,7 @@ void reject_to(Device& d, const golden::RejectParams& p) {
   R::put(s, R::sq_wqe::VALID, 1);
   std::memcpy(s.data() + R::sq_wqe::INLINE_PD.byte_offset(), p.pd.data(), p.pd.size());
   d.write32(R::reg::SQ_DB, 1);
-  auto c = slot(*cq, 0, R::cqe::kBytes);
+  auto c = slot(*q.cq, 0, R::cqe::kBytes);
   EXPECT_TRUE(poll_valid(d, c)) << "no CQE for the reject";
   EXPECT_EQ(R::get(c, R::cqe::ERROR), 0u) << "MAJERR " << R::get(c, R::cqe::MAJERR);
   d.wait_cycles(200);

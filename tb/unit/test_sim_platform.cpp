@@ -28,6 +28,7 @@
 #include "net/tx_sink.hpp"
 #include "platform/axi_dma_adapter.hpp"
 #include "platform/host_memory.hpp"
+#include "sim_test_util.hpp"
 
 namespace {
 
@@ -36,45 +37,15 @@ using bouncer::hal::Device;
 using bouncer::hal::DmaBuffer;
 using bouncer::sim::Platform;
 using bouncer::sim::PlatformConfig;
+using simtest::alloc;
+using simtest::Queues;
+using simtest::slot;
+using simtest::write64;
 
 constexpr uint32_t kIdValue = 0x424E4352;
-// libsystemc's main() prints a banner before sc_main unless this is set (also during ctest
-// discovery, which runs the binary without the test ENVIRONMENT).
-[[maybe_unused]] const int kQuietSystemC = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
 constexpr uint64_t kPollTimeout = 200'000;
 
-// One Platform per process: a second test in the same process is skipped, not crashed.
-bool claim_process() {
-  static bool used = false;
-  const bool first = !used;
-  used = true;
-  return first;
-}
-#define REQUIRE_OWN_PROCESS()                                                       \
-  do {                                                                              \
-    if (!claim_process())                                                           \
-      GTEST_SKIP() << "needs its own process (SystemC elaborates once); use ctest"; \
-  } while (0)
-
-std::string temp_path(const std::string& name) {
-  const auto* info = testing::UnitTest::GetInstance()->current_test_info();
-  return testing::TempDir() + "bouncer_sim_" + info->name() + "_" + name;
-}
-
-std::unique_ptr<DmaBuffer> alloc(Device& d, size_t bytes, size_t align) {
-  auto r = d.alloc_dma(bytes, align);
-  if (!r.ok()) throw std::runtime_error("alloc_dma failed: " + r.error().message);
-  return std::move(r.value());
-}
-
-void write64(Device& d, uint32_t lo_offset, uint64_t v) {
-  d.write32(lo_offset, static_cast<uint32_t>(v));
-  d.write32(lo_offset + 4, static_cast<uint32_t>(v >> 32));
-}
-
-std::span<std::byte> slot(DmaBuffer& b, size_t idx, size_t bytes) {
-  return b.bytes().subspan(idx * bytes, bytes);
-}
+std::string temp_path(const std::string& name) { return simtest::temp_path("bouncer_sim_", name); }
 
 // Polls the VALID bit (qword 3, bit 63) of a 32-byte completion until it equals `pol`.
 // Returns the cycle at which it was seen, or 0 on timeout.
@@ -86,26 +57,6 @@ uint64_t poll_cqe(Device& d, std::span<std::byte> cqe, uint64_t pol = 1, uint64_
   }
   return 0;
 }
-
-// SQ/CQ and CQP/CCQ rings of 4 entries each, programmed and enabled.
-struct Queues {
-  std::unique_ptr<DmaBuffer> sq, cq, cqp, ccq;
-  void setup(Device& d) {
-    sq = alloc(d, 4 * R::sq_wqe::kBytes, 64);
-    cq = alloc(d, 4 * R::cqe::kBytes, 32);
-    cqp = alloc(d, 4 * R::cqp_wqe::kBytes, 64);
-    ccq = alloc(d, 4 * R::cqe::kBytes, 32);
-    write64(d, R::reg::SQ_BASE_LO, sq->device_addr());
-    d.write32(R::reg::SQ_SIZE, 2);
-    write64(d, R::reg::CQ_BASE_LO, cq->device_addr());
-    d.write32(R::reg::CQ_SIZE, 2);
-    write64(d, R::reg::CQP_BASE_LO, cqp->device_addr());
-    d.write32(R::reg::CQP_SIZE, 2);
-    write64(d, R::reg::CCQ_BASE_LO, ccq->device_addr());
-    d.write32(R::reg::CCQ_SIZE, 2);
-    d.write32(R::reg::CTRL, R::field::CTRL::ENABLE.put(1));
-  }
-};
 
 void put_nop_wqe(std::span<std::byte> w, uint64_t wr_id, uint64_t pol = 1) {
   std::fill(w.begin(), w.end(), std::byte{0});
@@ -521,21 +472,7 @@ golden::RejectParams reject_once(Platform& plat, Device& d, Queues& q, uint64_t*
 
   auto ctx = alloc(d, R::cm_ctx::kBytes, 64);
   auto img = ctx->bytes();
-  R::put(img, R::cm_ctx::REM_MAC, rem_mac);
-  R::put(img, R::cm_ctx::LOC_MAC, loc_mac);
-  R::put(img, R::cm_ctx::CTX_VALID, 1);
-  R::put(img, R::cm_ctx::LOC_IP, p.loc_ip);
-  R::put(img, R::cm_ctx::REM_IP, p.rem_ip);
-  R::put(img, R::cm_ctx::LOC_PORT, p.loc_port);
-  R::put(img, R::cm_ctx::REM_PORT, p.rem_port);
-  R::put(img, R::cm_ctx::RCV_WND, p.rcv_wnd);
-  R::put(img, R::cm_ctx::TTL, p.ttl);
-  R::put(img, R::cm_ctx::TOS, p.tos);
-  R::put(img, R::cm_ctx::SND_NXT, p.snd_nxt);
-  R::put(img, R::cm_ctx::RCV_NXT, p.rcv_nxt);
-  R::put(img, R::cm_ctx::REQ_REV, p.req_rev);
-  R::put(img, R::cm_ctx::REQ_FLAGS, p.req_flags);
-  R::put(img, R::cm_ctx::IP_ID, p.ip_id);
+  simtest::put_cm_context(img, p);
 
   auto cqp_cmd = [&](size_t idx, R::CqpOp op, uint64_t addr) {
     auto w = slot(*q.cqp, idx, R::cqp_wqe::kBytes);
