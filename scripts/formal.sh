@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+# Bounded model checks of the RTL interfaces with Yosys + yosys-smtbmc (z3), no SymbiYosys.
+# One harness per design in tb/formal/formal_<name>.sv: it instantiates the design, assumes
+# the input protocol and asserts the output protocol and invariants (docs/reliability.md,
+# "Formal", lists the properties and the depths).
+#
+#   scripts/formal.sh [--quick] [--only NAME] [--list] [--work DIR]
+#     --quick     smaller depths (a smoke run while editing)
+#     --only NAME run one check: a harness name, or mutant.<name> (see below)
+#     --list      print the check names and depths
+#     --work DIR  keep the SMT2 models, logs and counterexample VCDs in DIR
+#
+# Mutants: a copy of one RTL file with one deliberate bug (sed), checked with the same
+# harness; the check must FAIL (with an assertion, not a tool error), proving the harness
+# catches that class of bug. The RTL in rtl/ is never modified.
+#
+# Flow per check: read_verilog -formal -sv (defines FORMAL); prep -flatten; memory_map;
+# async2sync; dffunmap; write_smt2; yosys-smtbmc -s z3 --unroll -t DEPTH. (--unroll: z3 4.8.12
+# from Debian stalls on the default uninterpreted-function encoding of the states; Debian's
+# boolector 1.5.118 rejects set-option and cannot be used by yosys-smtbmc 0.23.)
+# Exit 0 when every harness passes and every mutant fails; prints one line per check.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+# name | top | depth | quick depth | sources (relative to the repository)
+checks=(
+  "axis_frame_fifo|formal_axis_frame_fifo|16|8|rtl/common/bouncer_axis_frame_fifo.sv"
+  "tx_arb|formal_tx_arb|12|7|rtl/common/bouncer_rr_arbiter.sv rtl/tx/bouncer_tx_arb.sv"
+)
+# mutant name | harness | RTL file | sed expression | what it breaks
+mutants=(
+  "tx_arb_no_skid|tx_arb|rtl/tx/bouncer_tx_arb.sv|s/assign in_ready = !skid_v_q;/assign in_ready = 1'b1;/|input taken while the skid register is full: the held output beat is overwritten"
+)
+
+quick=0; only=""; list=0; work=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --only) only="${2:?--only needs a name}"; shift ;;
+    --list) list=1 ;;
+    --work) work="${2:?--work needs a directory}"; shift ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "formal: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [ "$list" -eq 1 ]; then
+  for c in "${checks[@]}"; do IFS='|' read -r n _ d q _ <<<"$c"; echo "$n depth $d (quick $q)"; done
+  for m in "${mutants[@]}"; do IFS='|' read -r n h _ _ why <<<"$m"; echo "mutant.$n on $h: $why"; done
+  exit 0
+fi
+
+for tool in yosys yosys-smtbmc z3; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "formal: $tool not found (install with scripts/deps.sh)" >&2
+    exit 1
+  fi
+done
+
+if [ -z "$work" ]; then
+  work=$(mktemp -d "${TMPDIR:-/tmp}/bouncer-formal.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+else
+  mkdir -p "$work"
+fi
+
+# run_check NAME TOP DEPTH SOURCES... -> prints PASSED / FAILED / ERROR, log in $work/NAME.log
+run_check() {
+  local name=$1 top=$2 depth=$3; shift 3
+  local srcs=("$@") smt="$work/$name.smt2" log="$work/$name.log"
+  if ! yosys -q -l "$work/$name.yosys.log" -p "read_verilog -formal -sv ${srcs[*]} $root/tb/formal/formal_axis_check.sv $root/tb/formal/$top.sv; prep -flatten -top $top; memory_map; opt -fast; async2sync; dffunmap; write_smt2 -wires $smt" \
+      >/dev/null 2>&1; then
+    echo ERROR; return
+  fi
+  yosys-smtbmc -s z3 --unroll -t "$depth" --dump-vcd "$work/$name.vcd" "$smt" 2>&1 \
+    | tr '\r' '\n' | grep -v 'seconds' > "$log" || true
+  if grep -q 'Status: PASSED' "$log"; then echo PASSED
+  elif grep -q 'Status: FAILED' "$log" && grep -q 'Assert failed' "$log"; then echo FAILED
+  else echo ERROR; fi
+}
+
+rc=0; ran=0
+for c in "${checks[@]}"; do
+  IFS='|' read -r name top depth qdepth srcs <<<"$c"
+  [ -n "$only" ] && [ "$only" != "$name" ] && continue
+  [ "$quick" -eq 1 ] && depth=$qdepth
+  read -ra files <<<"$srcs"
+  paths=(); for f in "${files[@]}"; do paths+=("$root/$f"); done
+  t0=$SECONDS
+  res=$(run_check "$name" "$top" "$depth" "${paths[@]}")
+  ran=$((ran + 1))
+  echo "formal $name: depth $depth: $res ($((SECONDS - t0)) s)"
+  if [ "$res" != PASSED ]; then
+    rc=1
+    if [ "$res" = FAILED ]; then
+      grep -E 'Assert failed|BMC failed|Writing trace' "$work/$name.log" | sed 's/^/  /'
+    else
+      tail -n 20 "$work/$name.yosys.log" "$work/$name.log" 2>/dev/null | sed 's/^/  /'
+    fi
+  fi
+done
+
+for m in "${mutants[@]}"; do
+  IFS='|' read -r mname harness file expr why <<<"$m"
+  [ -n "$only" ] && [ "$only" != "mutant.$mname" ] && continue
+  found=0
+  for c in "${checks[@]}"; do
+    IFS='|' read -r name top depth qdepth srcs <<<"$c"
+    [ "$name" = "$harness" ] && { found=1; break; }
+  done
+  [ "$found" -eq 1 ] || { echo "formal mutant.$mname: no harness $harness"; rc=1; continue; }
+  [ "$quick" -eq 1 ] && depth=$qdepth
+  mkdir -p "$work/mutant.$mname"
+  mut="$work/mutant.$mname/$(basename "$file")"
+  sed "$expr" "$root/$file" > "$mut"
+  if cmp -s "$root/$file" "$mut"; then
+    echo "formal mutant.$mname: the sed expression no longer matches $file (update the mutant)"
+    rc=1; continue
+  fi
+  read -ra files <<<"$srcs"
+  paths=()
+  for f in "${files[@]}"; do
+    if [ "$f" = "$file" ]; then paths+=("$mut"); else paths+=("$root/$f"); fi
+  done
+  t0=$SECONDS
+  res=$(run_check "mutant.$mname" "$top" "$depth" "${paths[@]}")
+  ran=$((ran + 1))
+  if [ "$res" = FAILED ]; then
+    echo "formal mutant.$mname ($why): caught, check FAILED as it must ($((SECONDS - t0)) s)"
+    grep -E 'Assert failed' "$work/mutant.$mname.log" | head -n 3 | sed 's/^/  /'
+  else
+    echo "formal mutant.$mname ($why): NOT caught: $res"
+    rc=1
+  fi
+done
+
+if [ "$ran" -eq 0 ]; then echo "formal: no check named $only (see --list)" >&2; exit 2; fi
+exit $rc
