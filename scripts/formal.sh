@@ -27,10 +27,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 checks=(
   "axis_frame_fifo|formal_axis_frame_fifo|16|8|rtl/common/bouncer_axis_frame_fifo.sv"
   "tx_arb|formal_tx_arb|12|7|rtl/common/bouncer_rr_arbiter.sv rtl/tx/bouncer_tx_arb.sv"
+  "cq_writer|formal_cq_writer|16|8|rtl/host/bouncer_regs_pkg.sv rtl/host/bouncer_cq_writer.sv"
 )
 # mutant name | harness | RTL file | sed expression | what it breaks
 mutants=(
   "tx_arb_no_skid|tx_arb|rtl/tx/bouncer_tx_arb.sv|s/assign in_ready = !skid_v_q;/assign in_ready = 1'b1;/|input taken while the skid register is full: the held output beat is overwritten"
+  "cq_writer_no_full|cq_writer|rtl/host/bouncer_cq_writer.sv|s/assign dma_valid = s_cqe_valid \&\& !busy_q \&\& !full;/assign dma_valid = s_cqe_valid \&\& !busy_q;/|writes while the ring is full: overruns an entry the host has not consumed"
 )
 
 quick=0; only=""; list=0; work=""
@@ -75,7 +77,7 @@ run_check() {
     echo ERROR; return
   fi
   yosys-smtbmc -s z3 --unroll -t "$depth" --dump-vcd "$work/$name.vcd" "$smt" 2>&1 \
-    | tr '\r' '\n' | grep -v 'seconds' > "$log" || true
+    | tr '\r\b' '\n\n' | sed -n 's/.*\(##  .*\)/\1/p' > "$log" || true
   if grep -q 'Status: PASSED' "$log"; then echo PASSED
   elif grep -q 'Status: FAILED' "$log" && grep -q 'Assert failed' "$log"; then echo FAILED
   else echo ERROR; fi
