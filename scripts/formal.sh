@@ -30,6 +30,7 @@ checks=(
   "cq_writer|formal_cq_writer|16|8|rtl/host/bouncer_regs_pkg.sv rtl/host/bouncer_cq_writer.sv"
   "axil_regs|formal_axil_regs|10|5|rtl/host/bouncer_regs_pkg.sv rtl/host/bouncer_axil_regs.sv"
   "tcp_ctrl_builder|formal_tcp_ctrl_builder|14|7|rtl/common/bouncer_util_pkg.sv rtl/tx/bouncer_tcp_ctrl_builder.sv"
+  "mpa_reject_builder|formal_mpa_reject_builder|14|7|rtl/host/bouncer_regs_pkg.sv rtl/common/bouncer_util_pkg.sv rtl/tx/bouncer_mpa_reject_builder.sv"
 )
 # mutant name | harness | RTL file | sed expression | what it breaks
 mutants=(
