@@ -11,6 +11,7 @@ pkgs=(
   tshark clang-format
   libxrt-dev uuid-dev
   shellcheck tcl8.6
+  z3
   gnuplot-nox
 )
 missing=()
