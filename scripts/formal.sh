@@ -12,8 +12,8 @@
 #     --work DIR  keep the SMT2 models, logs and counterexample VCDs in DIR
 #
 # Mutants: a copy of one RTL file with one deliberate bug (sed), checked with the same
-# harness; the check must FAIL (with an assertion, not a tool error), proving the harness
-# catches that class of bug. The RTL in rtl/ is never modified.
+# harness at its full depth; the check must FAIL (with an assertion, not a tool error),
+# proving the harness catches that class of bug. The RTL in rtl/ is never modified.
 #
 # Flow per check: read_verilog -formal -sv (defines FORMAL); prep -flatten; memory_map;
 # async2sync; dffunmap; write_smt2; yosys-smtbmc -s z3 --unroll -t DEPTH. (--unroll: z3 4.8.12
@@ -81,7 +81,7 @@ run_check() {
     echo ERROR; return
   fi
   yosys-smtbmc -s z3 --unroll -t "$depth" --dump-vcd "$work/$name.vcd" "$smt" 2>&1 \
-    | tr '\r\b' '\n\n' | sed -n 's/.*\(##  .*\)/\1/p' > "$log" || true
+    | tr '\b' '\r' | tr '\r' '\n' | sed -n 's/.*\(##  .*\)/\1/p' > "$log" || true
   if grep -q 'Status: PASSED' "$log"; then echo PASSED
   elif grep -q 'Status: FAILED' "$log" && grep -q 'Assert failed' "$log"; then echo FAILED
   else echo ERROR; fi
@@ -117,7 +117,7 @@ for m in "${mutants[@]}"; do
     [ "$name" = "$harness" ] && { found=1; break; }
   done
   [ "$found" -eq 1 ] || { echo "formal mutant.$mname: no harness $harness"; rc=1; continue; }
-  [ "$quick" -eq 1 ] && depth=$qdepth
+  # mutants always run at the full depth (--quick too): a full ring needs it
   mkdir -p "$work/mutant.$mname"
   mut="$work/mutant.$mname/$(basename "$file")"
   sed "$expr" "$root/$file" > "$mut"
