@@ -724,6 +724,13 @@ def cmd_check(a):
             for prev, o in zip(offs, offs[1:]):
                 print(f"    next, without {prev['instance'] or '(top)'}: {o['depth']:g} levels, "
                       f"{o['from']} -> {o['to']} (most in {o['instance'] or '(top)'})", file=sys.stderr)
+    if a.depth_advisory:
+        gating = [c for c in bad if not c["name"].startswith("depth ")]
+        if len(gating) < len(bad):
+            print(f"synth w{s['width']}: depth over budget is ADVISORY (--depth-advisory): the "
+                  "known long paths are listed in docs/resources.md; not gating CI until they "
+                  "are fixed", file=sys.stderr)
+        return 1 if gating else 0
     return 1 if bad else 0
 
 
@@ -1153,6 +1160,8 @@ def main():
     p.add_argument("summaries", nargs="+")
     p = sub.add_parser("check")
     p.add_argument("summary")
+    p.add_argument("--depth-advisory", action="store_true",
+                   help="report depth over budget as a warning, do not fail on it")
     p = sub.add_parser("selftest")
     p.add_argument("--workdir")
     a = ap.parse_args()
