@@ -31,6 +31,7 @@
 #include "Vasync_fifo_drop_w64.h"
 #include "Vasync_fifo_w512.h"
 #include "Vasync_fifo_w64.h"
+#include "axis_harness.hpp"
 #include "axis_lanes.hpp"
 #include "verilated.h"
 #pragma GCC diagnostic pop
@@ -39,24 +40,9 @@ namespace {
 
 constexpr unsigned kDepth = 16;
 
-template <typename T>
-void set_byte(T& p, unsigned i, uint8_t v) {
-  if constexpr (std::is_integral_v<T>) {
-    const uint64_t m = uint64_t{0xFF} << (8 * i);
-    p = static_cast<T>((static_cast<uint64_t>(p) & ~m) | (uint64_t{v} << (8 * i)));
-  } else {
-    const unsigned s = 8 * (i % 4);
-    p[i / 4] = (p[i / 4] & ~(0xFFu << s)) | (uint32_t{v} << s);
-  }
-}
-
-struct Beat {
-  std::vector<uint8_t> data;
-  uint64_t keep = 0;
-  bool last = false;
-  bool operator==(const Beat&) const = default;
-};
-using Frame = std::vector<Beat>;
+using axis::Beat;
+using axis::Frame;
+using axis::set_byte;
 
 struct Clock {
   uint64_t period;  // ps
