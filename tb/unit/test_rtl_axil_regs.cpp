@@ -166,7 +166,7 @@ TEST(AxilRegs, IdAndVersionUnchanged) {
   EXPECT_EQ(field::VERSION::MAJOR.get(v), bouncer::regs::kVersionMajor);
   EXPECT_EQ(field::VERSION::MINOR.get(v), bouncer::regs::kVersionMinor);
   EXPECT_EQ(field::VERSION::PATCH.get(v), bouncer::regs::kVersionPatch);
-  EXPECT_EQ(v, 0x000400u);  // 0.4.0
+  EXPECT_EQ(v, 0x000500u);  // 0.5.0
   // an existing register still works
   r.write(reg::SCRATCH, 0xA5A55A5A);
   EXPECT_EQ(r.read(reg::SCRATCH), 0xA5A55A5Au);

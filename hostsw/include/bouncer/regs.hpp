@@ -11,7 +11,7 @@ namespace bouncer::regs {
 
 inline constexpr uint32_t kIdValue = 0x424E4352;
 inline constexpr uint32_t kVersionMajor = 0;
-inline constexpr uint32_t kVersionMinor = 4;
+inline constexpr uint32_t kVersionMinor = 5;
 inline constexpr uint32_t kVersionPatch = 0;
 
 // Size of one SQ descriptor (WQE).
