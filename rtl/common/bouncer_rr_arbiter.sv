@@ -2,7 +2,7 @@
 // bouncer_rr_arbiter: round-robin choice among N requesters.
 //
 // Combinational: `grant` names the requester that wins this cycle, searching from the one
-// after the last winner. `accept` (the caller took the winner this cycle) moves the
+// after the last winner (last_q is always < N). `accept` (the caller took the winner this cycle) moves the
 // round-robin pointer to the winner. Latency 0; the pointer updates at the clock edge.
 `default_nettype none
 module bouncer_rr_arbiter #(
@@ -19,15 +19,26 @@ module bouncer_rr_arbiter #(
 
   logic [W-1:0] last_q;
 
+  // The winner is the lowest requester above last_q, else the lowest requester overall: the
+  // same order as searching last_q+1, last_q+2, ... modulo N, without an adder or a divider
+  // (one W-bit compare per requester, then two priority encoders: about 2 LUT levels for N <= 8).
+  logic         hi_valid;
+  logic [W-1:0] hi_grant;
+  logic [W-1:0] lo_grant;
+
   always_comb begin
-    grant_valid = 1'b0;
-    grant       = '0;
-    for (int k = N; k >= 1; k--) begin
-      if (req[(32'(last_q) + k) % N]) begin
-        grant_valid = 1'b1;
-        grant       = W'((32'(last_q) + k) % N);
+    hi_valid = 1'b0;
+    hi_grant = '0;
+    lo_grant = '0;
+    for (int i = N - 1; i >= 0; i--) begin
+      if (req[i]) lo_grant = W'(i);
+      if (req[i] && (W'(i) > last_q)) begin
+        hi_valid = 1'b1;
+        hi_grant = W'(i);
       end
     end
+    grant_valid = |req;
+    grant       = hi_valid ? hi_grant : lo_grant;
   end
 
   always_ff @(posedge clk) begin
