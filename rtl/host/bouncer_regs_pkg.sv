@@ -95,6 +95,19 @@ package bouncer_regs_pkg;
   localparam logic [15:0] CQ_MINOR_TIMEOUT = 16'h31;
   localparam logic [15:0] CQ_MINOR_RING_FULL = 16'h32;
 
+  localparam logic [7:0] PROBE_STAGE_NONE = 8'h0;
+  localparam logic [7:0] PROBE_STAGE_DOORBELL = 8'h1;
+  localparam logic [7:0] PROBE_STAGE_DESC_AVAIL = 8'h2;
+  localparam logic [7:0] PROBE_STAGE_PD_READY = 8'h3;
+  localparam logic [7:0] PROBE_STAGE_REJ_FIRST_HOST = 8'h4;
+  localparam logic [7:0] PROBE_STAGE_REJ_FIRST_AUTO = 8'h5;
+  localparam logic [7:0] PROBE_STAGE_REJ_LAST = 8'h6;
+  localparam logic [7:0] PROBE_STAGE_CQE_WRITTEN = 8'h7;
+  localparam logic [7:0] PROBE_STAGE_SYN_IN = 8'h8;
+  localparam logic [7:0] PROBE_STAGE_SYNACK_FIRST = 8'h9;
+  localparam logic [7:0] PROBE_STAGE_MPA_REQ_LAST = 8'hA;
+  localparam logic [7:0] PROBE_STAGE_EVENT_WRITTEN = 8'hB;
+
   // ---- register byte offsets
   localparam logic [15:0] REG_ID = 16'h0000;
   localparam logic [15:0] REG_VERSION = 16'h0004;
@@ -178,6 +191,11 @@ package bouncer_regs_pkg;
   localparam logic [15:0] REG_STAT_EVENTS = 16'h0354;
   localparam logic [15:0] REG_STAT_REJECT_LATE = 16'h0358;
   localparam logic [15:0] REG_STAT_ACK_TX = 16'h035C;
+  localparam logic [15:0] REG_PROBE_CTRL = 16'h0400;
+  localparam logic [15:0] REG_PROBE_STATUS = 16'h0404;
+  localparam logic [15:0] REG_PROBE_LOST = 16'h0408;
+  localparam logic [15:0] REG_PROBE_DATA_LO = 16'h040C;
+  localparam logic [15:0] REG_PROBE_DATA_HI = 16'h0410;
   localparam logic [15:0] REG_PUSH_PAGE = 16'h1000;
   localparam int REG_PUSH_PAGE_COUNT = 16;
 
@@ -198,6 +216,8 @@ package bouncer_regs_pkg;
   localparam int REG_CAPS_PUSH_W = 1;
   localparam int REG_CAPS_INLINE_LSB = 25;
   localparam int REG_CAPS_INLINE_W = 1;
+  localparam int REG_CAPS_PROBES_LSB = 26;
+  localparam int REG_CAPS_PROBES_W = 1;
   localparam int REG_CTRL_ENABLE_LSB = 0;
   localparam int REG_CTRL_ENABLE_W = 1;
   localparam int REG_CTRL_LOOPBACK_LSB = 1;
@@ -222,6 +242,20 @@ package bouncer_regs_pkg;
   localparam int REG_TCP_CFG_WSCALE_W = 4;
   localparam int REG_CM_ROUTE_PROMISC_LSB = 0;
   localparam int REG_CM_ROUTE_PROMISC_W = 1;
+  localparam int REG_PROBE_CTRL_ENABLE_LSB = 0;
+  localparam int REG_PROBE_CTRL_ENABLE_W = 1;
+  localparam int REG_PROBE_CTRL_CLEAR_LSB = 1;
+  localparam int REG_PROBE_CTRL_CLEAR_W = 1;
+  localparam int REG_PROBE_STATUS_COUNT_LSB = 0;
+  localparam int REG_PROBE_STATUS_COUNT_W = 8;
+  localparam int REG_PROBE_STATUS_OVERFLOW_LSB = 16;
+  localparam int REG_PROBE_STATUS_OVERFLOW_W = 1;
+  localparam int REG_PROBE_STATUS_DEPTH_LOG2_LSB = 24;
+  localparam int REG_PROBE_STATUS_DEPTH_LOG2_W = 4;
+  localparam int REG_PROBE_DATA_HI_STAGE_LSB = 0;
+  localparam int REG_PROBE_DATA_HI_STAGE_W = 8;
+  localparam int REG_PROBE_DATA_HI_TAG_LSB = 8;
+  localparam int REG_PROBE_DATA_HI_TAG_W = 24;
 
   // ---- sq_wqe: SQ WQE (reject descriptor). The host writes qword 3 last, after a write barrier.
   localparam int SQ_WQE_BITS = 512;

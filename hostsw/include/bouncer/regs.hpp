@@ -313,6 +313,53 @@ constexpr const char* name(CqMinor v) {
   return "?";
 }
 
+// Latency-probe record stage codes (PROBE_DATA_HI.STAGE). The record's STAMP is the low 32 bits of the cycle counter (CYCLE_LO numbering) at the clock edge at which the event happened; TAG says which connection or WQE it belongs to.
+enum class ProbeStage : uint8_t {
+  NONE = 0x0,  // No record: PROBE_DATA_LO was read while the capture FIFO was empty.
+  DOORBELL = 0x1,  // SQ_DB or SQ_PUSH_DB write registered (the edge of the AXI4-Lite write). TAG: bits 14:0 the producer index written, bit 15 set for SQ_PUSH_DB.
+  DESC_AVAIL = 0x2,  // The WQE is in the SQ engine: taken from the push page, or the last beat of its DMA read. TAG: bits 14:0 wqe_idx, bit 15 set when it came from the push page.
+  PD_READY = 0x3,  // The reject builder holds the private data and starts the frame (inline PD, or the last beat of the PD DMA read, is in): its start handshake. TAG: bits 15:0 the peer's TCP port, bit 16 set for a host reject (clear: auto-reject or retransmission).
+  REJ_FIRST_HOST = 0x4,  // First beat of a host-requested reject (SQ WQE) leaves the TX port. TAG: the peer's TCP port.
+  REJ_FIRST_AUTO = 0x5,  // First beat of a reject the hardware sent on its own (listener auto-reject, or a retransmission) leaves the TX port. TAG: the peer's TCP port.
+  REJ_LAST = 0x6,  // The tlast beat of a reject leaves the TX port. TAG: bits 15:0 the peer's TCP port, bit 16 set for a host reject.
+  CQE_WRITTEN = 0x7,  // The SQ completion (CQE) write was handed to host memory (last W beat accepted, AW before it). TAG: wqe_idx.
+  SYN_IN = 0x8,  // The tlast beat of a SYN (SYN without ACK, valid IPv4/TCP) entered the RX port. TAG: the peer's TCP port (source port).
+  SYNACK_FIRST = 0x9,  // First beat of a SYN-ACK leaves the TX port. TAG: the peer's TCP port (destination port).
+  MPA_REQ_LAST = 0xA,  // The tlast beat of the segment that completed an MPA request (header and PD_Length bytes) entered the RX port. TAG: the peer's TCP port.
+  EVENT_WRITTEN = 0xB,  // An AEQE write was handed to host memory (last W beat accepted). TAG: bits 15:0 cm_id, bits 23:16 the event code.
+};
+
+/// Name of a probe_stage value as in regs/bouncer.toml; "?" if unknown.
+constexpr const char* name(ProbeStage v) {
+  switch (v) {
+    case ProbeStage::NONE:
+      return "NONE";
+    case ProbeStage::DOORBELL:
+      return "DOORBELL";
+    case ProbeStage::DESC_AVAIL:
+      return "DESC_AVAIL";
+    case ProbeStage::PD_READY:
+      return "PD_READY";
+    case ProbeStage::REJ_FIRST_HOST:
+      return "REJ_FIRST_HOST";
+    case ProbeStage::REJ_FIRST_AUTO:
+      return "REJ_FIRST_AUTO";
+    case ProbeStage::REJ_LAST:
+      return "REJ_LAST";
+    case ProbeStage::CQE_WRITTEN:
+      return "CQE_WRITTEN";
+    case ProbeStage::SYN_IN:
+      return "SYN_IN";
+    case ProbeStage::SYNACK_FIRST:
+      return "SYNACK_FIRST";
+    case ProbeStage::MPA_REQ_LAST:
+      return "MPA_REQ_LAST";
+    case ProbeStage::EVENT_WRITTEN:
+      return "EVENT_WRITTEN";
+  }
+  return "?";
+}
+
 /// A bit field inside a 32-bit register.
 struct RegField {
   unsigned lsb;
@@ -406,6 +453,11 @@ inline constexpr uint32_t STAT_CLOSED = 0x0350;  // rc
 inline constexpr uint32_t STAT_EVENTS = 0x0354;  // rc
 inline constexpr uint32_t STAT_REJECT_LATE = 0x0358;  // rc
 inline constexpr uint32_t STAT_ACK_TX = 0x035C;  // rc
+inline constexpr uint32_t PROBE_CTRL = 0x0400;  // rw
+inline constexpr uint32_t PROBE_STATUS = 0x0404;  // ro
+inline constexpr uint32_t PROBE_LOST = 0x0408;  // rc
+inline constexpr uint32_t PROBE_DATA_LO = 0x040C;  // ro
+inline constexpr uint32_t PROBE_DATA_HI = 0x0410;  // ro
 inline constexpr uint32_t PUSH_PAGE = 0x1000;  // wo
 inline constexpr uint32_t PUSH_PAGE_COUNT = 16;
 }  // namespace reg
@@ -423,6 +475,7 @@ inline constexpr RegField CTX_LOG2{8, 5};
 inline constexpr RegField NUM_SQ{16, 4};
 inline constexpr RegField PUSH{24, 1};
 inline constexpr RegField INLINE{25, 1};
+inline constexpr RegField PROBES{26, 1};
 }  // namespace CAPS
 namespace CTRL {
 inline constexpr RegField ENABLE{0, 1};
@@ -444,6 +497,19 @@ inline constexpr RegField WSCALE{16, 4};
 namespace CM_ROUTE {
 inline constexpr RegField PROMISC{0, 1};
 }  // namespace CM_ROUTE
+namespace PROBE_CTRL {
+inline constexpr RegField ENABLE{0, 1};
+inline constexpr RegField CLEAR{1, 1};
+}  // namespace PROBE_CTRL
+namespace PROBE_STATUS {
+inline constexpr RegField COUNT{0, 8};
+inline constexpr RegField OVERFLOW{16, 1};
+inline constexpr RegField DEPTH_LOG2{24, 4};
+}  // namespace PROBE_STATUS
+namespace PROBE_DATA_HI {
+inline constexpr RegField STAGE{0, 8};
+inline constexpr RegField TAG{8, 24};
+}  // namespace PROBE_DATA_HI
 }  // namespace field
 
 /// A field of an in-memory format: bit `lsb` of little-endian qword `qword`.
