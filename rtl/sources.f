@@ -20,6 +20,7 @@ cm/bouncer_cm_engine.sv
 tx/bouncer_mpa_reject_builder.sv
 tx/bouncer_tcp_ctrl_builder.sv
 tx/bouncer_tx_arb.sv
+top/bouncer_probe.sv
 top/bouncer_core.sv
 common/bouncer_reset_sync.sv
 common/bouncer_axis_async_fifo.sv

@@ -48,6 +48,11 @@ blocks=(
   "bouncer_axis_async_fifo|-GDATA_W=64 -GFRAME_DROP=1 -GDEPTH_LOG2=4|common/bouncer_axis_async_fifo.sv"
   "bouncer_axis_async_fifo|-GDATA_W=512 -GFRAME_DROP=1|common/bouncer_axis_async_fifo.sv"
   "bouncer_reset_sync||common/bouncer_reset_sync.sv"
+  "bouncer_probe|-GDATA_W=64|host/bouncer_regs_pkg.sv top/bouncer_probe.sv"
+  "bouncer_probe|-GDATA_W=512|host/bouncer_regs_pkg.sv top/bouncer_probe.sv"
+  # the latency probes compiled out (PROBES = 0)
+  "bouncer_core|-GDATA_W=64 -GPROBES=0|${srcs[*]}"
+  "bouncer_core|-GDATA_W=512 -GPROBES=0|${srcs[*]}"
 )
 for b in "${blocks[@]}"; do
   IFS='|' read -r top params files <<<"$b"

@@ -138,6 +138,7 @@ Result<std::unique_ptr<Device>> Device::open(hal::Device& hal, DeviceConfig cfg)
   caps.num_sq = fc::NUM_SQ.get(c);
   caps.push = fc::PUSH.get(c) != 0;
   caps.inline_pd = fc::INLINE.get(c) != 0;
+  caps.probes = fc::PROBES.get(c) != 0;
   if (caps.num_sq == 0) {
     return make_error(Errc::kNoDevice,
                       fmt::format("{}: CAPS 0x{:08X} reports no SQ", hal.name(), c));

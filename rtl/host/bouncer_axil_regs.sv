@@ -18,12 +18,16 @@
 //   (partial writes merge; read-only bits stay 0).
 // - STAT_RX_FRAMES .. STAT_ACK_TX: one counter per stat_cm bit (bit i counts into the
 //   register at STAT_RX_FRAMES + 4 i).
+// - PROBE_*: the latency probes' registers (bouncer_probe holds the FIFO). PROBE_CTRL.CLEAR
+//   writes give a one-cycle probe_clear pulse; a PROBE_DATA_LO read pops the head record
+//   (probe_pop pulse) and latches its high word for PROBE_DATA_HI. PROBES = 0: they read 0.
 // Statistics counters wrap at 2^32.
 `default_nettype none
 module bouncer_axil_regs #(
   parameter int ADDR_W         = 16,
   parameter int DATA_BYTES     = 8,
-  parameter int CTX_DEPTH_LOG2 = 10
+  parameter int CTX_DEPTH_LOG2 = 10,
+  parameter int PROBES         = 0      // latency probes present (CAPS.PROBES, PROBE_*)
 ) (
   input  wire               clk,
   input  wire               rst,
@@ -110,7 +114,16 @@ module bouncer_axil_regs #(
   output logic [15:0]       tcp_wnd,
   output logic              cm_promisc,
   input  wire [16:0]        cm_conns,
-  input  wire [23:0]        stat_cm         // increment pulses, bit i -> STAT_RX_FRAMES + 4 i
+  input  wire [23:0]        stat_cm,        // increment pulses, bit i -> STAT_RX_FRAMES + 4 i
+
+  // latency probes (bouncer_probe)
+  output logic              probe_enable,
+  output logic              probe_clear,    // pulse: PROBE_CTRL.CLEAR written 1
+  output logic              probe_pop,      // pulse: PROBE_DATA_LO read
+  input  wire [63:0]        probe_head,     // oldest record (0 when empty)
+  input  wire [7:0]         probe_count,
+  input  wire               probe_overflow,
+  input  wire [31:0]        probe_lost
 );
 
   // ------------------------------------------------------------------ write channel
@@ -166,6 +179,8 @@ module bouncer_axil_regs #(
   logic         cm_promisc_q;
   logic [NUM_STAT_CM*32-1:0] st_cm_q;
   logic [31:0]  wr_merged_tick;
+  logic         probe_en_q, probe_clr_q;
+  logic [31:0]  probe_hi_q;
 
   // Clamp a written ring size to the supported range.
   function automatic logic [3:0] clamp_log2(input logic [31:0] v);
@@ -188,6 +203,7 @@ module bouncer_axil_regs #(
     ccq_reset_q <= 1'b0;
     aeq_reset_q <= 1'b0;
     sq_db_q     <= 1'b0;
+    probe_clr_q <= 1'b0;
     cycle_q     <= cycle_q + 64'd1;
 
     if (s_axil_bready) bvalid_q <= 1'b0;
@@ -277,6 +293,12 @@ module bouncer_axil_regs #(
         bouncer_regs_pkg::REG_CM_ROUTE: begin
           if (s_axil_wstrb[0]) cm_promisc_q <= wr_data[bouncer_regs_pkg::REG_CM_ROUTE_PROMISC_LSB];
         end
+        bouncer_regs_pkg::REG_PROBE_CTRL: begin
+          if (s_axil_wstrb[0]) begin
+            probe_en_q  <= (PROBES != 0) && wr_data[bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB];
+            probe_clr_q <= (PROBES != 0) && wr_data[bouncer_regs_pkg::REG_PROBE_CTRL_CLEAR_LSB];
+          end
+        end
         default: begin
           for (int i = 0; i < bouncer_regs_pkg::REG_ISN_KEY_COUNT; i++) begin
             if (wr_addr[15:0] == bouncer_regs_pkg::REG_ISN_KEY + 16'(4 * i))
@@ -347,6 +369,8 @@ module bouncer_axil_regs #(
       tcp_wnd_q      <= 16'd65535;
       cm_promisc_q   <= 1'b1;
       st_cm_q        <= '0;
+      probe_en_q     <= 1'b0;
+      probe_clr_q    <= 1'b0;
     end
   end
 
@@ -369,7 +393,8 @@ module bouncer_axil_regs #(
     | (32'(CTX_DEPTH_LOG2) << bouncer_regs_pkg::REG_CAPS_CTX_LOG2_LSB)
     | (32'd1 << bouncer_regs_pkg::REG_CAPS_NUM_SQ_LSB)
     | (32'd1 << bouncer_regs_pkg::REG_CAPS_PUSH_LSB)
-    | (32'd1 << bouncer_regs_pkg::REG_CAPS_INLINE_LSB);
+    | (32'd1 << bouncer_regs_pkg::REG_CAPS_INLINE_LSB)
+    | (32'(PROBES != 0) << bouncer_regs_pkg::REG_CAPS_PROBES_LSB);
 
   always_comb begin
     rd_mux = 32'd0;
@@ -432,6 +457,15 @@ module bouncer_axil_regs #(
       bouncer_regs_pkg::REG_CM_CONNS:          rd_mux = {15'd0, cm_conns};
       bouncer_regs_pkg::REG_CM_ROUTE:
         rd_mux = 32'(cm_promisc_q) << bouncer_regs_pkg::REG_CM_ROUTE_PROMISC_LSB;
+      bouncer_regs_pkg::REG_PROBE_CTRL:
+        rd_mux = 32'(probe_en_q) << bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB;
+      bouncer_regs_pkg::REG_PROBE_STATUS:
+        rd_mux = (PROBES != 0) ? ((32'(probe_count) << bouncer_regs_pkg::REG_PROBE_STATUS_COUNT_LSB)
+                         | (32'(probe_overflow) << bouncer_regs_pkg::REG_PROBE_STATUS_OVERFLOW_LSB)
+                         | (32'd6 << bouncer_regs_pkg::REG_PROBE_STATUS_DEPTH_LOG2_LSB)) : 32'd0;
+      bouncer_regs_pkg::REG_PROBE_LOST:        rd_mux = (PROBES != 0) ? probe_lost : 32'd0;
+      bouncer_regs_pkg::REG_PROBE_DATA_LO:     rd_mux = (PROBES != 0) ? probe_head[31:0] : 32'd0;
+      bouncer_regs_pkg::REG_PROBE_DATA_HI:     rd_mux = probe_hi_q;
       default: begin
         rd_mux = 32'd0;   // ISN_KEY (write-only) reads 0 here too
         for (int i = 0; i < NUM_STAT_CM; i++) begin
@@ -448,11 +482,14 @@ module bouncer_axil_regs #(
       rvalid_q <= 1'b1;
       rdata_q  <= rd_mux;
       if (rd_addr[15:0] == bouncer_regs_pkg::REG_CYCLE_LO) cycle_hi_latch_q <= cycle_q[63:32];
+      if (rd_addr[15:0] == bouncer_regs_pkg::REG_PROBE_DATA_LO)
+        probe_hi_q <= (PROBES != 0) ? probe_head[63:32] : 32'd0;
     end
     if (rst) begin
       rvalid_q         <= 1'b0;
       rdata_q          <= '0;
       cycle_hi_latch_q <= '0;
+      probe_hi_q       <= '0;
     end
   end
 
@@ -497,6 +534,10 @@ module bouncer_axil_regs #(
   assign tcp_wscale    = tcp_wscale_q;
   assign tcp_wnd       = tcp_wnd_q;
   assign cm_promisc    = cm_promisc_q;
+  assign probe_enable  = probe_en_q;
+  assign probe_clear   = probe_clr_q;
+  assign probe_pop     = (PROBES != 0) && s_axil_arvalid && !rvalid_q
+                      && rd_addr[15:0] == bouncer_regs_pkg::REG_PROBE_DATA_LO;
 
 endmodule
 `default_nettype wire

@@ -13,7 +13,8 @@
 //  m_axi <-- bouncer_dma_rd (CQP, SQ, CM) / bouncer_dma_wr (CCQ, CQ, CQP, AEQ, CM request PD)
 //
 // Parameters: DATA_W is the RX/TX stream width (64 or 512); CTX_DEPTH_LOG2 sizes the
-// connection table (cm_id < 2**CTX_DEPTH_LOG2). The DMA master is 64 bits wide.
+// connection table (cm_id < 2**CTX_DEPTH_LOG2); PROBES = 0 compiles the latency probes
+// (bouncer_probe, PROBE_* registers, CAPS.PROBES) out. The DMA master is 64 bits wide.
 //
 // Loopback (CTRL.LOOPBACK, for the card self-test): tx_arb's output goes into the core's own
 // RX frame FIFO instead of m_axis_tx (m_axis_tx_tvalid stays 0), and frames arriving on
@@ -34,7 +35,8 @@ module bouncer_core #(
   parameter int CTX_DEPTH_LOG2 = 10,  // connection-table depth
   parameter int AXIL_ADDR_W    = 16,
   parameter int AXI_ADDR_W     = 64,
-  parameter int AXI_ID_W       = 4
+  parameter int AXI_ID_W       = 4,
+  parameter int PROBES         = 1      // latency probes (bouncer_probe): 1 on, 0 compiled out
 ) (
   input  wire                    clk,
   input  wire                    rst,          // synchronous, active high
@@ -156,8 +158,14 @@ module bouncer_core #(
   logic [15:0]  tx_frame_bytes;
   logic         ctrl_lb, rx_ovf;
 
+  logic        probe_en, probe_clr, probe_pop, probe_ovf;
+  logic [63:0] probe_head;
+  logic [7:0]  probe_count;
+  logic [31:0] probe_lost;
+
   bouncer_axil_regs #(
-    .ADDR_W(AXIL_ADDR_W), .DATA_BYTES(DATA_W / 8), .CTX_DEPTH_LOG2(CTX_DEPTH_LOG2)
+    .ADDR_W(AXIL_ADDR_W), .DATA_BYTES(DATA_W / 8), .CTX_DEPTH_LOG2(CTX_DEPTH_LOG2),
+    .PROBES(PROBES)
   ) u_regs (
     .clk, .rst,
     .s_axil_awaddr, .s_axil_awvalid, .s_axil_awready, .s_axil_wdata, .s_axil_wstrb,
@@ -184,7 +192,9 @@ module bouncer_core #(
     .timer_tick, .rto_init, .rto_max, .rtx_max, .mpa_timeout, .fin_timeout, .time_wait,
     .tcp_mss, .tcp_wscale, .tcp_wnd, .cm_promisc,
     .cm_conns(17'(cm_in_use)),
-    .stat_cm(st_cm)
+    .stat_cm(st_cm),
+    .probe_enable(probe_en), .probe_clear(probe_clr), .probe_pop, .probe_head, .probe_count,
+    .probe_overflow(probe_ovf), .probe_lost
   );
   // RX_FRAMES (bit 0) and RX_OVERFLOW (bit 3) are counted at the RX FIFO; RX_OVERFLOW also
   // counts the frames the loopback discards on s_axis_rx (rx_ovf, see the loopback section)
@@ -708,6 +718,41 @@ module bouncer_core #(
     .dma_beats(wr_cmd_beats[3*4 +: 4]), .dma_data(wr_cmd_data[3*512 +: 512]),
     .dma_done(wr_done[3])
   );
+
+  // ------------------------------------------------------------------ latency probes
+  generate
+    if (PROBES != 0) begin : g_probe
+      bouncer_probe #(.DATA_W(DATA_W), .ID_W(ID_W)) u_probe (
+        .clk, .rst, .cycle_count,
+        .enable(probe_en), .clear(probe_clr), .pop(probe_pop), .head(probe_head),
+        .count(probe_count), .overflow(probe_ovf), .lost(probe_lost),
+        .sq_db, .sq_pi, .push_armed, .push_take,
+        .wqe_rd_last(rd_valid && rd_last && rd_client == 2'd1), .sq_ci,
+        .hrej_fire(hrej_valid && hrej_ready), .hrsp_valid,
+        .cqe_fire(sqcqe_valid && sqcqe_ready),
+        .rej_start_fire(rej_start_valid && rej_start_ready),
+        .rej_start_port(rej_start_ctx[bouncer_regs_pkg::CM_CTX_REM_PORT_LSB +: 16]),
+        .tx_fire(arb_fire), .tx_sof(tx_out_sof), .tx_rej_sof, .tx_tlast(arb_tlast),
+        .tx_tdata(arb_tdata),
+        .rx_in_last(rxi_tvalid && rxi_tlast), .rx_good,
+        .rec_fire(rec_valid && rec_ready), .rec_tcp, .rec_bad, .rec_flags, .rec_sport,
+        .rec_len,
+        .acmd_fire(acmd_valid && acmd_ready), .acmd_offset,
+        .arsp_fire(arsp_valid && arsp_ready), .arsp_ok, .arsp_hdr_valid, .arsp_total,
+        .arsp_pd_len,
+        .evt_fire(evt_valid && evt_ready),
+        .evt_code(evt[bouncer_regs_pkg::AEQE_EVENT_CODE_LSB +: 8]),
+        .evt_cm_id(evt[bouncer_regs_pkg::AEQE_CM_ID_LSB +: ID_W])
+      );
+    end else begin : g_no_probe
+      assign probe_head  = '0;
+      assign probe_count = '0;
+      assign probe_ovf   = 1'b0;
+      assign probe_lost  = '0;
+      logic unused_probe;
+      assign unused_probe = ^{probe_en, probe_clr, probe_pop};
+    end
+  endgenerate
 
   assign irq = 1'b0;
   /* verilator lint_on PINCONNECTEMPTY */

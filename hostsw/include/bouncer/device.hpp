@@ -80,7 +80,29 @@ struct Caps {
   bool push = false;       // push page present
   bool inline_pd = false;  // inline private data supported
   unsigned num_listeners = regs::kNumListeners;
+  bool probes = false;  // latency probes present (CAPS.PROBES)
 };
+
+/// One latency-probe record (PROBE_DATA_LO / PROBE_DATA_HI; stages and tags: regs::ProbeStage,
+/// docs/register-map.md, docs/perf.md).
+struct ProbeRecord {
+  uint32_t cycle = 0;  // low 32 bits of the cycle counter (CYCLE_LO numbering) at the event's edge
+  regs::ProbeStage stage = regs::ProbeStage::NONE;
+  uint32_t tag = 0;  // 24 bits, per stage
+};
+
+/// PROBE_STATUS and PROBE_LOST.
+struct ProbeStatus {
+  unsigned count = 0;     // records waiting
+  bool overflow = false;  // sticky: an event was lost since the last clear
+  uint32_t lost = 0;      // events lost since the last clear
+};
+
+/// The full cycle number of a 32-bit probe stamp, given a cycle `now` at or after the event
+/// and less than 2^32 cycles after it.
+constexpr uint64_t probe_cycle64(uint32_t stamp, uint64_t now) {
+  return now - static_cast<uint32_t>(static_cast<uint32_t>(now) - stamp);
+}
 
 /// Bytes of driver-owned PD buffer per SQ slot (slot i at pd_pool + i * kPdSlotBytes).
 inline constexpr size_t kPdSlotBytes = regs::kMpaPdMax;
@@ -326,6 +348,16 @@ class Device {
   const queues::CqRing& ccq() const { return ccq_; }
   /// Device address of SQ slot i's PD buffer.
   uint64_t pd_slot_addr(uint16_t wqe_idx) const;
+
+  // ---- latency probes (CAPS.PROBES; Errc::kState when this build has none). Plain register
+  // accesses, so they work the same over every HAL backend (co-simulation, XRT).
+  /// Empties the capture FIFO, clears OVERFLOW/LOST and starts capturing (PROBE_CTRL).
+  Result<void> probes_start();
+  /// Stops capturing; the records already captured stay readable.
+  Result<void> probes_stop();
+  Result<ProbeStatus> probe_status();
+  /// Pops the records waiting, oldest first, at most `max` (two register reads each).
+  Result<std::vector<ProbeRecord>> read_probes(size_t max = 1u << 20);
 
  private:
   struct SqSlot {
