@@ -31,7 +31,7 @@
 // the output register edge, so the first beat is on m_axis after the 4th m_clk edge strictly
 // after that s_clk edge (3 to 4 m_clk periods later) and taken at the 5th at the earliest
 // (tb/unit/test_rtl_axis_async_fifo checks 4..5 periods at every clock ratio). Likewise a read
-// frees its entry for the write side after 1 m_clk edge + 2 s_clk edges (+ phase).
+// frees its entry for the write side after 1 m_clk edge + 3 s_clk edges (+ phase).
 // Capacity: 2**DEPTH_LOG2 beats in the RAM, plus 2 in the read pipeline.
 // Throughput: one beat per cycle on each side.
 // Reset: s_rst and m_rst (each synchronous to its clock, active high) must be asserted
@@ -82,13 +82,19 @@ module bouncer_axis_async_fifo #(
   logic [AW:0] fcnt_gray_q;          // the same in Gray code: crosses to m_clk
   (* ASYNC_REG = "TRUE" *) logic [AW:0] rd_gray_sync_q1;
   (* ASYNC_REG = "TRUE" *) logic [AW:0] rd_gray_sync_q2;
-  logic [AW:0] rd_s;                 // read pointer as the write side sees it
+  logic [AW:0] rd_s;                 // read pointer as the write side sees it (a flop)
   logic        dropping_q, dropping_d;
   logic        full, oversize, wr_en, take;
   logic        drop_d, good_d, drop_q, good_q;
   logic [AW:0] rd_gray_q;            // read side's Gray pointer (m_clk flop)
 
-  assign rd_s     = gray2bin(rd_gray_sync_q2);
+  // The Gray-to-binary decode (a ripple of XORs) gets its own flop, off the full -> tready /
+  // wr_en paths: the write side then sees the read pointer one s_clk later, which only makes
+  // `full` more conservative.
+  always_ff @(posedge s_clk) begin
+    rd_s <= gray2bin(rd_gray_sync_q2);
+    if (s_rst) rd_s <= '0;
+  end
   assign full     = (wr_q - rd_s) == (AW + 1)'(1 << AW);
   // full, and every stored beat belongs to the frame being written: it can never fit
   assign oversize = full && (commit_q == rd_s);

@@ -37,11 +37,14 @@ module bouncer_cq_writer #(
   logic [14:0] tail_q;
   logic        pol_q;
   logic        busy_q;
-  logic [14:0] mask, tail_next;
+  logic [14:0] mask_q, tail_next;
 
-  assign mask      = 15'((32'd1 << size_log2) - 32'd1);
-  assign tail_next = (tail_q + 15'd1) & mask;
-  assign full      = (tail_next == (head & mask));
+  // The index mask is registered: size_log2 is a configuration register that changes only
+  // together with ring_reset, and a one-cycle-old mask right after that reset cannot report
+  // a false "not full" (tail = head = 0). Keeps the shifter off the full -> dma_valid path.
+  always_ff @(posedge clk) mask_q <= 15'((32'd1 << size_log2) - 32'd1);
+  assign tail_next = (tail_q + 15'd1) & mask_q;
+  assign full      = (tail_next == (head & mask_q));
 
   logic [255:0] cqe_stamped;
   always_comb begin
