@@ -8,10 +8,12 @@ docs/perf.md.
   bench_report.py --check out/bench.json      # schema check only (exit 1 on a problem)
 
 Inputs: cosim_bench JSON lines (kind latency / throughput / meta), Google Benchmark JSON of
-sw_reject_bench, line_rate_table JSON lines (ceilings). bench.json holds exactly the keys
-"latency" and "throughput"; every record has the issue's fields plus "source" ("testbench":
-measured by the testbench until the RTL probes exist) and, for throughput, "path",
-"mem_latency" and a few counts.
+sw_reject_bench, line_rate_table JSON lines (ceilings), and optionally the Yosys cell counts
+of bouncer_probe (--probe-cost, lines "<width> <cell> <count>"). bench.json holds exactly the
+keys "latency" and "throughput"; every record has the issue's fields plus "source" ("probes":
+taken from the RTL latency probes and cross-checked against the testbench; "testbench": a
+point whose probe FIFO overflowed) and, for throughput, "path", "mem_latency" and a few
+counts.
 """
 import argparse
 import csv
@@ -27,7 +29,10 @@ LAT_FIELDS = {"stage": str, "path": str, "pd_len": int, "rev": int, "width": int
 TPUT_FIELDS = {"pd_len": int, "width": int, "rev": int, "frames_per_s": (int, float),
                "ceiling_ratio": (int, float)}
 PATHS = ("push", "dma_inline", "dma_buffer")
-STAGES = ("doorbell_to_first_beat", "doorbell_to_last_beat", "doorbell_to_cqe")
+STAGES = ("doorbell_to_desc", "doorbell_to_pd", "doorbell_to_first_beat",
+          "doorbell_to_last_beat", "doorbell_to_cqe")
+RX_STAGES = ("syn_to_synack_first_beat", "auto_mpa_req_to_first_beat", "mpa_req_to_event",
+             "event_to_first_beat", "host_mpa_req_to_first_beat")
 CLOCK = {64: 250e6, 512: 322e6}
 
 
@@ -175,7 +180,7 @@ def lat_of(lat, **kw):
     return [r for r in lat if all(r.get(k) == v for k, v in kw.items())]
 
 
-def perf_md(args, lat, tput, meta, sw, ceil, pngs):
+def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None):
     L = []
     A = L.append
     A("# Reject benches (issue 4)\n")
@@ -185,16 +190,29 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs):
       "software baseline and the simulation speed (wall time on the build machine: 2 cores "
       "shared with other jobs, so lower bounds).\n")
     A(f"Sweep: {args.sweep}.\n")
-    A("**Source of the latencies: the testbench, not RTL probes.** Until the RTL latency probes "
-      "of issue 4 land, every latency record has `\"source\": \"testbench\"`: the doorbell "
-      "cycle is the edge at which the device registered the SQ_DB / SQ_PUSH_DB write "
-      "(`Platform::mmio_writes()`), first/last beat come from `Platform::tx_frames()`, and "
-      "the CQE cycle is the first cycle at which the testbench, looking at the CQ in host "
-      "memory every cycle, sees its VALID bit. The stages the probes will add (descriptor "
-      "available, PD available, RX side) are not measured yet. At 1 outstanding reject the "
-      "CQE's own LATENCY field equals the testbench's doorbell-to-first-beat figure in every "
-      "sample (checked by `cosim_bench`, which also compares every frame with the golden "
-      "model).\n")
+    A("**Source of the latencies: the RTL latency probes.** `bouncer_probe` stamps each event "
+      "with the core's cycle counter into a 64-record FIFO that `Device::read_probes()` pops "
+      "through the PROBE_* registers (plain register reads: the same code runs over XRT on a "
+      "card). Records carry `\"source\": \"probes\"`. `cosim_bench` cross-checks every "
+      "sample against the testbench's own view: the doorbell stamp equals the edge at which "
+      "the device registered the SQ_DB / SQ_PUSH_DB write (`Platform::mmio_writes()`), first "
+      "and last beat equal `Platform::tx_frames()`, the CQE stamp equals the first cycle at "
+      "which the testbench, looking at the CQ in host memory every cycle, sees it (at 1 "
+      "outstanding; never later with more), and on the RX side SYN / MPA-request stamps equal "
+      "the tlast beat in `Platform::rx_frames()`. A point whose FIFO overflowed (the host reads "
+      "it while it waits) would fall back to the testbench figures with `\"source\": "
+      "\"testbench\"`: "
+      + ("none did" if not sum(m.get("probe_fallback", 0) for m in meta) else
+         f"{sum(m.get('probe_fallback', 0) for m in meta)} did")
+      + f"; {sum(m.get('probe_agree', 0) for m in meta)} samples agreed. At 1 outstanding "
+      "reject the CQE's own LATENCY field also equals doorbell → first beat in every sample.\n")
+    A("Stages (tags in docs/register-map.md, `probe_stage`): DOORBELL (SQ_DB/SQ_PUSH_DB "
+      "registered), DESC_AVAIL (WQE in the SQ engine: push page taken, or last beat of its "
+      "DMA read), PD_READY (the reject builder holds the PD and starts: inline PD, or last "
+      "beat of the PD DMA read), REJ_FIRST_HOST / REJ_FIRST_AUTO / REJ_LAST (reject beats at "
+      "the TX port), CQE_WRITTEN (CQE write handed to host memory), SYN_IN / MPA_REQ_LAST "
+      "(tlast beat at the RX port), SYNACK_FIRST, EVENT_WRITTEN (AEQE handed to host "
+      "memory).\n")
     A("Only one SQ exists (CAPS.NUM_SQ = 1), so every record has `sqs` 1; the issue's SQ "
       "count 4 waits for a multi-SQ engine.\n")
 
@@ -257,7 +275,7 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs):
                       f"{lo['ceiling_ratio'] * 100:.1f} % (PD {lo['pd_len']}, {lo['path']}, memory "
                       f"latency {lo['mem_latency']}) to {hi['ceiling_ratio'] * 100:.1f} % (PD "
                       f"{hi['pd_len']}, {hi['path']}, memory latency {hi['mem_latency']})"])
-    off = [m for m in meta if not m.get("fst")]
+    off = [m for m in meta if not m.get("fst") and not m.get("rx")]
     if off:
         best = max(m["cycles_per_s"] for m in off)
         worst = min(m["cycles_per_s"] for m in off)
@@ -267,9 +285,19 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs):
                   "(host thread polling the CQ every cycle; shared machine)"])
     V.append(["Connection storm ≥ 10 M rejects per simulated second", "not measured",
               "needs the storm bench (simulated initiators, auto-reject and host path)"])
-    V.append(["Auto-reject: last MPA-request beat → first reject beat ≤ 32", "not measured",
-              "needs the RX-side probes; docs/performance.md has 257 / 262 cycles from the "
-              "system test (listener template fetched by DMA)"])
+    ar = [r for r in lat if r["stage"] == "auto_mpa_req_to_first_beat"]
+    if ar:
+        worst = max(ar, key=lambda r: r["max"])
+        best = min(ar, key=lambda r: r["min"])
+        V.append(["Auto-reject: last MPA-request beat → first reject beat ≤ 32",
+                  "met" if worst["max"] <= 32 else "**missed**",
+                  f"{best['min']} (memory latency {best['mem_latency']}, PD {best['pd_len']}, "
+                  f"{best['width']}-bit) to {worst['max']} (memory latency "
+                  f"{worst['mem_latency']}, PD {worst['pd_len']}, {worst['width']}-bit)"
+                  + ("" if worst["max"] <= 32 else f": over by {worst['max'] - 32}")])
+    else:
+        V.append(["Auto-reject: last MPA-request beat → first reject beat ≤ 32", "not measured",
+                  "no RX-side point in this sweep"])
     A(table(["target", "verdict", "measured"], V))
     A("Why the misses, and what would meet them:\n")
     A("- **Throughput:** the SQ engine handles one WQE at a time: fetch the WQE (one DMA read), "
@@ -279,6 +307,16 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs):
       "ceil(bytes / width) beats (2 – 74). Meeting 95 % needs a WQE prefetch (read several "
       "WQEs per DMA burst and keep a small WQE FIFO), PD fetch of WQE n+1 overlapped with "
       "the transmission of frame n, and CQE writes posted without waiting.\n")
+    if ar:
+        A("- **Auto-reject latency:** from the request's last beat the RX FIFO, parser and MPA "
+          "assembler take the segment, the CM engine looks up the node and listener, reads and "
+          "writes the context, sends the ACK of the request, and reads the listener's PD "
+          "template from host memory (one DMA read: one memory latency) before the builder "
+          "starts; at memory latency 0 what remains is that fixed pipeline. Meeting 32 cycles "
+          "needs the template on chip (a small per-listener PD RAM written by CREATE_LISTENER "
+          "instead of a host address), the ACK not ahead of the reject (the reject segment "
+          "acknowledges the request itself), and the context read overlapped with the "
+          "request's reassembly.\n")
     A("- **Push latency:** the push path spends a few cycles in the push-page hand-off, the "
       "context read and the builder's 4-cycle header/checksum pipeline; precomputing the "
       "header checksum partial sum in the context (it is constant per connection except "
@@ -307,6 +345,56 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs):
                             if any(c != "–" for c in row[5:]):
                                 rows.append(row)
         A(table(hdr, rows))
+
+    rx = [r for r in lat if r["stage"] in RX_STAGES]
+    if rx:
+        A("## RX side: connection setup and reject (cycles: min / median / p99 / max)\n")
+        A("Simulated initiators, one connection at a time, MPA request with 16 bytes of PD in "
+          "one segment; `auto_*`: a listener with auto-reject ALL and a PD template of that "
+          "length (fetched by DMA: path dma_buffer); the others: the host (this program: AEQ "
+          "poll, then `Cm::post_reject`) rejects with that PD, so `event_to_first_beat` "
+          "includes the simulated host's reaction.\n")
+        rx_pds = sorted({r["pd_len"] for r in rx})
+        for st in RX_STAGES:
+            rs = [r for r in rx if r["stage"] == st]
+            if not rs:
+                continue
+            A(f"### {st}\n")
+            rows = []
+            for rev in (1, 2):
+                for w in (64, 512):
+                    for m in mems:
+                        row = [rev, w, m]
+                        for pd in rx_pds:
+                            x = lat_of(rs, rev=rev, width=w, mem_latency=m, pd_len=pd)
+                            row.append(f"{x[0]['min']}/{x[0]['median']}/{x[0]['p99']}/{x[0]['max']}"
+                                       if x else "–")
+                        if any(c != "–" for c in row[3:]):
+                            rows.append(row)
+            A(table(["rev", "width", "mem lat"] + [f"PD {p}" for p in rx_pds], rows))
+
+    # probe cost
+    A("## Cost of the probes\n")
+    if probe_cost:
+        A("Yosys 0.23 `synth_xilinx -family xcup -flatten` of `bouncer_probe` alone (run by "
+          "`scripts/bench.sh`; the whole kernel's figures are in docs/resources.md). The "
+          "parameter `PROBES = 0` of `bouncer_core` removes it (the PROBE_* registers then read 0 "
+          "and CAPS.PROBES is 0). Most flip-flops are the ten one-record holding registers "
+          "(one per event source, so events of different sources in the same cycle are all "
+          "kept); the FIFO (64 x 64 bits) and the RX arrival stamps (32 x 42 bits) are LUT "
+          "RAM.\n")
+        rows = []
+        for w in sorted(probe_cost):
+            c = probe_cost[w]
+            lut = sum(v for k, v in c.items() if k.startswith("LUT"))
+            ff = sum(v for k, v in c.items() if k.startswith("FD"))
+            lutram = sum(v for k, v in c.items() if k.startswith("RAM"))
+            carry = sum(v for k, v in c.items() if k.startswith("CARRY"))
+            muxf = sum(v for k, v in c.items() if k.startswith("MUXF"))
+            rows.append([w, lut, ff, lutram, carry, muxf])
+        A(table(["width", "LUT", "FF", "LUT-RAM cells (RAM32M16/RAM64M8)", "CARRY", "MUXF"], rows))
+    else:
+        A("Not measured in this run (yosys not installed).\n")
 
     # throughput
     A("## Back-to-back throughput\n")
@@ -366,10 +454,12 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs):
     A("Simulated cycles per wall second of each `cosim_bench` process (the host thread steps "
       "the simulation one cycle at a time while it waits for CQEs, which costs a SystemC "
       "context switch per cycle).\n")
-    rows = [[m["width"], m["mem_latency"], "on" if m.get("fst") else "off", m["sim_cycles"],
+    rows = [["RX side" if m.get("rx") else "TX sweep", m["width"], m["mem_latency"],
+             "on" if m.get("fst") else "off", m["sim_cycles"],
              f"{m['wall_s']:.2f}", f"{m['cycles_per_s'] / 1e6:.2f} M"]
-            for m in sorted(meta, key=lambda m: (m.get("fst", False), m["width"], m["mem_latency"]))]
-    A(table(["width", "mem lat", "FST trace", "cycles", "wall s", "cycles/s"], rows))
+            for m in sorted(meta, key=lambda m: (m.get("rx", False), m.get("fst", False),
+                                                 m["width"], m["mem_latency"]))]
+    A(table(["run", "width", "mem lat", "FST trace", "cycles", "wall s", "cycles/s"], rows))
 
     if pngs:
         A("## Plots\n")
@@ -377,13 +467,23 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs):
             A(f"- `out/{os.path.basename(p)}`")
         A("")
     A("## Not measured yet (issue 4)\n")
-    A("- RTL latency probes (free-running counter, per-stage capture FIFO readable through "
-      "registers, compiled out by a parameter) and their LUT/FF cost; with them the same bench "
-      "runs over XRT (`bouncer card bench`) and the records' source becomes `probe`.")
-    A("- Stages descriptor available / PD available, and the RX-side stages.")
+    A("- On a card: the probes and `Device::read_probes()` are backend-neutral, but no card is "
+      "here, so no figure above comes from hardware.")
     A("- SQ count 4 (the engine has one SQ).")
     A("- Connection storm and auto-reject latency (passive CM with many initiators).")
     return "\n".join(L) + "\n"
+
+
+def read_probe_cost(path):
+    """{width: {cell type: count}} from lines '<width> <cell> <count>'; {} without a file."""
+    cost = {}
+    if path and os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 3:
+                    cost.setdefault(int(parts[0]), {})[parts[1]] = int(parts[2])
+    return cost
 
 
 def main():
@@ -399,6 +499,7 @@ def main():
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--mode", choices=("full", "quick", "tiny"), default="full")
     ap.add_argument("--sweep", default="")
+    ap.add_argument("--probe-cost", help="lines '<width> <cell type> <count>' (Yosys stat)")
     args = ap.parse_args()
     if args.check:
         with open(args.check) as f:
@@ -454,7 +555,7 @@ def main():
     pngs = [] if args.no_plots else plots(args.out_dir, lat, tput, ceil)
     if args.perf_md:
         with open(args.perf_md, "w") as f:
-            f.write(perf_md(args, lat, tput, meta, sw, ceil, pngs))
+            f.write(perf_md(args, lat, tput, meta, sw, ceil, pngs, read_probe_cost(args.probe_cost)))
     print(f"bench_report: {len(lat)} latency and {len(tput)} throughput records -> "
           f"{args.out_dir}/bench.json, bench.csv, bench_throughput.csv"
           + (", " + ", ".join(os.path.basename(p) for p in pngs) if pngs else "")

@@ -1,25 +1,50 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// cosim_bench: reject latency and back-to-back throughput of the co-simulated core, measured
-// from the testbench side (exact simulated cycles), until the RTL latency probes of issue 4
-// exist. One Platform per process (SystemC elaborates once), so one process per data width
-// and host-memory latency; bench/bench_report.py merges the output of several.
+// cosim_bench: reject latency and back-to-back throughput of the co-simulated core. Every
+// latency comes from the RTL latency probes (bouncer_probe, read through PROBE_* registers
+// with Device::read_probes, the same code that runs over XRT on a card); the testbench's own
+// observation of the same events is kept as a cross-check. One Platform per process (SystemC
+// elaborates once), so one process per data width and host-memory latency;
+// bench/bench_report.py merges the output of several.
 //
 //   cosim_bench --width 64|512 --mem-latency N [--pd 0,4,...] [--rev 1,2]
 //               [--paths push,dma_inline,dma_buffer] [--outstanding 1,8,64] [--samples N]
 //               [--fst PATH] [--out FILE]
+//   cosim_bench --rx --width 64|512 --mem-latency N [--rev 1,2] [--rx-pd 0,4,...]
+//               [--rx-samples N] [--out FILE]       (the RX-side points only, see below)
 //
 // The host is the real driver (bouncer_driver) on host-written contexts (Cm::write_context,
 // the diagnostic path, so no peer traffic shares the TX port). For each point (path, PD
 // length, rev, outstanding k) it writes `samples` contexts (at least 2k), then posts one
 // reject per context with Cm::post_reject while keeping at most k posted rejects whose CQE
-// is not yet in host memory, advancing the simulation one cycle at a time. Stages (cycles):
-//   doorbell_to_first_beat  SQ_DB / SQ_PUSH_DB write (Platform::mmio_writes(): the edge at
-//                           which the device registered it) -> first TX beat (tx_frames());
-//   doorbell_to_last_beat   ... -> tlast beat;
-//   doorbell_to_cqe         ... -> the first cycle at which the CQE's VALID bit is seen in
-//                           host memory (the testbench looks at the CQ every cycle; exact at
-//                           outstanding 1; at 8 and 64 a CQE that lands while the host is in
-//                           a doorbell write is seen when that write ends).
+// is not yet in host memory, advancing the simulation one cycle at a time (and reading the
+// probe FIFO while it waits). Stages (cycles, from the probe records of each reject, matched
+// by tag: wqe_idx, producer index, the context's remote port):
+//   doorbell_to_desc        DOORBELL -> DESC_AVAIL (WQE in the SQ engine);
+//   doorbell_to_pd          DOORBELL -> PD_READY (the reject builder has the PD and starts);
+//   doorbell_to_first_beat  DOORBELL -> REJ_FIRST_HOST (first TX beat);
+//   doorbell_to_last_beat   DOORBELL -> REJ_LAST (tlast beat);
+//   doorbell_to_cqe         DOORBELL -> CQE_WRITTEN (CQE write handed to host memory).
+// Cross-check, every sample (exit 1 on a mismatch): DOORBELL = the edge at which the device
+// registered the SQ_DB / SQ_PUSH_DB write (Platform::mmio_writes()), REJ_FIRST_HOST /
+// REJ_LAST = the first / tlast beat in tx_frames(), CQE_WRITTEN <= the first cycle the
+// testbench, looking at the CQ every cycle, sees the CQE (equal at outstanding 1; with more
+// outstanding the host may be in a register access when it lands). If the probe FIFO
+// overflowed during a point (PROBE_LOST), that point falls back to the testbench figures
+// (source "testbench") and the meta record counts it.
+// RX side (--rx, a process of its own: the TX sweep uses host-written contexts on the cm_ids
+// the passive CM would allocate): simulated initiators (bouncer::peer), one at a
+// time, connect to an auto-reject listener (PD template of each --rx-pd length, read by DMA:
+// path dma_buffer) or to a listener whose host (this program: poll_event, then post_reject)
+// rejects with that PD (path dma_inline when <= 32 bytes, else dma_buffer). Stages:
+//   syn_to_synack_first_beat         SYN_IN -> SYNACK_FIRST (auto and host connections);
+//   auto_mpa_req_to_first_beat       MPA_REQ_LAST -> REJ_FIRST_AUTO (issue 4's auto-reject
+//                                    target: <= 32 cycles);
+//   mpa_req_to_event                 MPA_REQ_LAST -> EVENT_WRITTEN (CONNECT_REQUEST);
+//   event_to_first_beat              EVENT_WRITTEN -> REJ_FIRST_HOST (includes the simulated
+//                                    host's reaction: AEQ poll, WQE post, doorbell);
+//   host_mpa_req_to_first_beat       MPA_REQ_LAST -> REJ_FIRST_HOST.
+// Cross-check: SYN_IN / MPA_REQ_LAST = the tlast beat in rx_frames(), SYNACK_FIRST and the
+// reject's first beat = tx_frames().
 // Paths: push (WQE through the push page; PD inline when <= 32 bytes, else in a PD buffer),
 // dma_inline (doorbell, WQE fetched by DMA, PD inline: PD <= 32 only), dma_buffer (doorbell,
 // PD in a host buffer). rev 2 is enhanced (IRD/ORD word), so PD 512 exists for rev 1 only.
@@ -31,6 +56,7 @@
 // (first-beat to first-beat) at the width's clock, and the ratio to the beat ceiling
 // (bench/line_rate.hpp). Exit status 1 on any mismatch or error.
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,12 +65,15 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "bouncer/cm.hpp"
 #include "bouncer/device.hpp"
+#include "bouncer/peer/initiator.hpp"
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
+#include "golden/frame_parser.hpp"
 #include "golden/reject_frame.hpp"
 #include "line_rate.hpp"
 
@@ -63,6 +92,9 @@ struct Options {
   std::vector<std::string> paths{"push", "dma_inline", "dma_buffer"};
   std::vector<unsigned> outstanding{1, 8, 64};
   unsigned samples = 64;
+  std::vector<unsigned> rx_pds{0, 4, 16, 64, 128, 255};
+  unsigned rx_samples = 8;
+  bool rx = false;
   std::string fst;
   std::string out;
 };
@@ -105,6 +137,12 @@ Options parse(int argc, char** argv) {
       o.outstanding = split_u(val());
     } else if (a == "--samples") {
       o.samples = static_cast<unsigned>(std::stoul(val()));
+    } else if (a == "--rx") {
+      o.rx = true;
+    } else if (a == "--rx-pd") {
+      o.rx_pds = split_u(val());
+    } else if (a == "--rx-samples") {
+      o.rx_samples = static_cast<unsigned>(std::stoul(val()));
     } else if (a == "--fst") {
       o.fst = val();
     } else if (a == "--out") {
@@ -214,10 +252,18 @@ class Bench {
     const size_t tx0 = plat_.tx_frames().size();
     std::vector<uint64_t> db(n), cqe(n);
     std::vector<uint16_t> idx(n);
-    unsigned posted = 0, seen = 0;
+    unsigned posted = 0, seen = 0, drained_at = 0;
+    if (!start_probes()) return false;
     const uint64_t deadline =
         hal_.now_cycles() + 200'000 + uint64_t{n} * (4 * o_.mem_latency + 2000);
     while (seen < n) {
+      // Read the probe FIFO while the host would only wait: at 1 outstanding after each CQE
+      // (all of that reject's records are in), else whenever the SQ holds k rejects.
+      const bool idle = posted == n || posted - seen >= k;
+      if (k == 1 ? seen != drained_at : idle) {
+        drained_at = seen;
+        if (!drain_probes()) return false;
+      }
       while (posted < n && posted - seen < k) {
         opt.wr_id = posted;
         auto r = cm_.post_reject(posted, pd[posted], opt);
@@ -232,6 +278,7 @@ class Bench {
       });
       if (hal_.now_cycles() > deadline) return fail("timeout waiting for CQEs");
     }
+    if (!drain_probes()) return false;
     // Consume the completions (driver state, CQ_HEAD) and check them.
     std::vector<bouncer::Completion> comp;
     while (comp.size() < n) {
@@ -241,12 +288,42 @@ class Bench {
     }
     const auto& tx = plat_.tx_frames();
     if (tx.size() != tx0 + n) return fail("TX frames vs. rejects");
-    std::vector<uint64_t> first(n), last(n), to_cqe(n);
+    // the probe records of this point, by tag
+    const uint32_t mask = dev_.sq().size() - 1;
+    std::map<uint32_t, uint64_t> p_db, p_desc, p_pd, p_first, p_last, p_cqe;
+    for (const auto& r : probes_) {
+      switch (r.stage) {
+        case R::ProbeStage::DOORBELL:
+          p_db[r.tag & 0x7FFF] = r.cycle;
+          break;
+        case R::ProbeStage::DESC_AVAIL:
+          p_desc[r.tag & 0x7FFF] = r.cycle;
+          break;
+        case R::ProbeStage::PD_READY:
+          p_pd[r.tag] = r.cycle;
+          break;
+        case R::ProbeStage::REJ_FIRST_HOST:
+          p_first[r.tag] = r.cycle;
+          break;
+        case R::ProbeStage::REJ_LAST:
+          p_last[r.tag] = r.cycle;
+          break;
+        case R::ProbeStage::CQE_WRITTEN:
+          p_cqe[r.tag] = r.cycle;
+          break;
+        default:
+          return fail(std::string("unexpected probe record ") + R::name(r.stage));
+      }
+    }
+    const bool use_probes = probes_lost_ == 0;
+    if (!use_probes) ++probe_fallback_;
+    std::vector<uint64_t> to_desc(n), to_pd(n), first(n), last(n), to_cqe(n);
     for (unsigned i = 0; i < n; ++i) {
       const auto& f = tx[tx0 + i];
       if (!comp[i].ok() || comp[i].wr_id != i) return fail("completion " + comp[i].status());
       if (f.bytes != golden_frame(ctx[i], pd[i])) return fail("frame differs from golden");
       if (opt.push && comp[i].pshdrop) ++pshdrop_;
+      // testbench figures
       first[i] = f.first_cycle - db[i];
       last[i] = f.last_cycle - db[i];
       to_cqe[i] = cqe[i] - db[i];
@@ -261,10 +338,38 @@ class Bench {
         }
         ++cqe_lat_agree_;
       }
+      if (!use_probes) continue;
+      const uint32_t port = ctx[i].rem_port;
+      const uint32_t host_port = port | 0x10000u;
+      const uint32_t pi = (idx[i] + 1u) & mask;
+      if (!p_db.count(pi) || !p_desc.count(idx[i]) || !p_pd.count(host_port) ||
+          !p_first.count(port) || !p_last.count(host_port) || !p_cqe.count(idx[i])) {
+        return fail("a probe record is missing for reject " + std::to_string(i));
+      }
+      const uint64_t d = p_db[pi];
+      // cross-check with the testbench (exact: doorbell, first and last beat)
+      if (d != db[i] || p_first[port] != f.first_cycle || p_last[host_port] != f.last_cycle ||
+          p_cqe[idx[i]] > cqe[i] || (k == 1 && p_cqe[idx[i]] != cqe[i])) {
+        return fail("probe vs. testbench mismatch at reject " + std::to_string(i) + ": doorbell " +
+                    std::to_string(d) + "/" + std::to_string(db[i]) + ", first " +
+                    std::to_string(p_first[port]) + "/" + std::to_string(f.first_cycle) +
+                    ", last " + std::to_string(p_last[host_port]) + "/" +
+                    std::to_string(f.last_cycle) + ", CQE " + std::to_string(p_cqe[idx[i]]) + "/" +
+                    std::to_string(cqe[i]));
+      }
+      ++probe_agree_;
+      to_desc[i] = p_desc[idx[i]] - d;
+      to_pd[i] = p_pd[host_port] - d;
+      to_cqe[i] = p_cqe[idx[i]] - d;  // the probe's figure (first/last are equal anyway)
     }
-    emit_latency("doorbell_to_first_beat", path, pd_len, rev, k, first);
-    emit_latency("doorbell_to_last_beat", path, pd_len, rev, k, last);
-    emit_latency("doorbell_to_cqe", path, pd_len, rev, k, to_cqe);
+    const char* src = use_probes ? "probes" : "testbench";
+    if (use_probes) {
+      emit_latency("doorbell_to_desc", path, pd_len, rev, k, to_desc, src);
+      emit_latency("doorbell_to_pd", path, pd_len, rev, k, to_pd, src);
+    }
+    emit_latency("doorbell_to_first_beat", path, pd_len, rev, k, first, src);
+    emit_latency("doorbell_to_last_beat", path, pd_len, rev, k, last, src);
+    emit_latency("doorbell_to_cqe", path, pd_len, rev, k, to_cqe, src);
     if (k == *std::max_element(o_.outstanding.begin(), o_.outstanding.end())) {
       const unsigned a = n / 4, b = n - 1;
       const double cycles = static_cast<double>(tx[tx0 + b].first_cycle - tx[tx0 + a].first_cycle);
@@ -276,23 +381,186 @@ class Bench {
                    "{\"kind\": \"throughput\", \"pd_len\": %u, \"width\": %u, \"rev\": %u, "
                    "\"frames_per_s\": %.1f, \"ceiling_ratio\": %.6f, \"path\": \"%s\", "
                    "\"mem_latency\": %llu, \"outstanding\": %u, \"frames\": %u, "
-                   "\"cycles\": %.0f, \"frame_bytes\": %u, \"source\": \"testbench\"}\n",
+                   "\"cycles\": %.0f, \"frame_bytes\": %u, \"source\": \"%s\"}\n",
                    pd_len, o_.width, rev, fps, fps / ceil, path.c_str(),
-                   static_cast<unsigned long long>(o_.mem_latency), k, b - a, cycles, bytes);
+                   static_cast<unsigned long long>(o_.mem_latency), k, b - a, cycles, bytes, src);
+    }
+    std::fflush(out_);
+    return true;
+  }
+
+  // RX side: `rx_samples` initiators, one at a time, to a fresh listener that auto-rejects
+  // with a template of pd_len bytes (autorej) or whose host rejects with pd_len bytes.
+  bool rx_point(bool autorej, unsigned rev, unsigned pd_len) {
+    std::vector<std::byte> pd(pd_len);
+    for (auto& b : pd) b = static_cast<std::byte>(rng_());
+    bouncer::ListenOptions lo;
+    lo.local_mac = kLocalMac;
+    if (autorej) {
+      lo.auto_reject = R::AutoReject::ALL;
+      lo.template_pd = pd;
+    }
+    const uint16_t lport = static_cast<uint16_t>(5000 + listen_seq_++);
+    auto l = cm_.listen(kLocalIp, lport, lo);
+    if (!l.ok()) return fail("listen: " + l.error().message);
+    const size_t rx0 = plat_.rx_frames().size(), tx0 = plat_.tx_frames().size();
+    if (!start_probes()) return false;
+    std::vector<uint16_t> ports;
+    std::map<uint32_t, uint16_t> port_of;  // cm_id -> peer port (host path)
+    bouncer::RejectOptions ro;
+    ro.allow_long_pd = true;
+    for (unsigned j = 0; j < o_.rx_samples; ++j) {
+      bouncer::peer::InitiatorConfig ic;
+      const uint16_t port = static_cast<uint16_t>(20000 + peer_seq_++);
+      ic.mac = {0x02, 0x10, 0, 0, static_cast<uint8_t>(port >> 8), static_cast<uint8_t>(port)};
+      ic.peer_mac = kLocalMac;
+      ic.ip = 0x0B000000u | port;
+      ic.peer_ip = kLocalIp;
+      ic.port = port;
+      ic.peer_port = lport;
+      ic.isn = static_cast<uint32_t>(rng_());
+      ic.mpa_rev = static_cast<uint8_t>(rev);
+      ic.enhanced = rev == 2;
+      ic.private_data.assign(16, 0x42);
+      ic.rto_cycles = 40'000;
+      ic.time_wait_cycles = 2'000;
+      plat_.add_peer(ic, plat_.cycles() + 1);
+      ports.push_back(port);
+      const uint64_t deadline = hal_.now_cycles() + 400'000 + 20 * o_.mem_latency;
+      while (!plat_.peers_finished()) {
+        auto e = cm_.poll_event();
+        if (!e.ok()) return fail("poll_event: " + e.error().message);
+        if (e->has_value()) {
+          const auto* cr = std::get_if<bouncer::ConnectRequest>(&**e);
+          if (!cr || autorej)
+            return fail(std::string("unexpected event ") + bouncer::event_name(**e));
+          port_of[cr->cm_id] = cr->tuple.remote_port;
+          auto r = cm_.post_reject(cr->cm_id, pd, ro);
+          if (!r.ok()) return fail("post_reject: " + r.error().message);
+        }
+        while (auto c = cm_.poll()) {
+          if (!c->ok()) return fail("completion " + c->status());
+        }
+        hal_.wait_cycles(1);
+        if (hal_.now_cycles() > deadline) return fail("RX point: peer did not finish");
+      }
+      if (!plat_.peer(plat_.num_peers() - 1).outcome().rejected) return fail("peer not rejected");
+      if (!drain_probes()) return false;
+    }
+    if (!cm_.destroy_listener(*l).ok()) return fail("destroy_listener");
+    if (probes_lost_ != 0) return fail("probe FIFO overflow on the RX side");
+    // probe records by (stage, tag)
+    std::map<std::pair<R::ProbeStage, uint32_t>, uint64_t> pr;
+    for (const auto& r : probes_) pr[{r.stage, r.tag}] = r.cycle;
+    auto get = [&](R::ProbeStage st, uint32_t tag, uint64_t& v) {
+      auto it = pr.find({st, tag});
+      if (it == pr.end()) return false;
+      v = it->second;
+      return true;
+    };
+    std::map<uint16_t, uint32_t> cm_of;
+    for (const auto& [id, port] : port_of) cm_of[port] = id;
+    const auto& rxf = plat_.rx_frames();
+    const auto& txf = plat_.tx_frames();
+    auto frame = [&](const std::vector<sim::TxFrame>& v, size_t from,
+                     auto pred) -> const sim::TxFrame* {
+      for (size_t i = from; i < v.size(); ++i) {
+        auto seg = golden::parse_tcp_segment(v[i].bytes, nullptr);
+        if (seg && pred(*seg)) return &v[i];
+      }
+      return nullptr;
+    };
+    std::vector<uint64_t> syn_sa, req_first, req_evt, evt_first;
+    for (uint16_t port : ports) {
+      const auto* f_syn = frame(rxf, rx0, [&](const golden::ParsedSegment& g) {
+        return g.src_port == port && (g.tcp_flags & 0x12) == 0x02;
+      });
+      const auto* f_req = frame(rxf, rx0, [&](const golden::ParsedSegment& g) {
+        return g.src_port == port && golden::mpa_key_of(g.payload) == golden::MpaKey::kRequest;
+      });
+      const auto* f_sa = frame(txf, tx0, [&](const golden::ParsedSegment& g) {
+        return g.dst_port == port && (g.tcp_flags & 0x12) == 0x12;
+      });
+      const auto* f_rej = frame(txf, tx0, [&](const golden::ParsedSegment& g) {
+        return g.dst_port == port && golden::mpa_key_of(g.payload) == golden::MpaKey::kReply;
+      });
+      if (!f_syn || !f_req || !f_sa || !f_rej) return fail("RX point: frame missing");
+      uint64_t syn = 0, sa = 0, req = 0, first = 0, evt = 0;
+      const auto first_st = autorej ? R::ProbeStage::REJ_FIRST_AUTO : R::ProbeStage::REJ_FIRST_HOST;
+      if (!get(R::ProbeStage::SYN_IN, port, syn) || !get(R::ProbeStage::SYNACK_FIRST, port, sa) ||
+          !get(R::ProbeStage::MPA_REQ_LAST, port, req) || !get(first_st, port, first)) {
+        return fail("RX point: a probe record is missing for port " + std::to_string(port));
+      }
+      if (syn != f_syn->last_cycle || sa != f_sa->first_cycle || req != f_req->last_cycle ||
+          first != f_rej->first_cycle) {
+        return fail("RX point: probe vs. testbench mismatch for port " + std::to_string(port));
+      }
+      ++probe_agree_;
+      syn_sa.push_back(sa - syn);
+      req_first.push_back(first - req);
+      if (!autorej) {
+        const uint32_t tag =
+            (static_cast<uint32_t>(R::AeqEvent::CONNECT_REQUEST) << 16) | cm_of.at(port);
+        if (!get(R::ProbeStage::EVENT_WRITTEN, tag, evt)) return fail("RX point: no event record");
+        req_evt.push_back(evt - req);
+        evt_first.push_back(first - evt);
+      }
+    }
+    const std::string path = autorej || pd_len > R::kInlinePdMax ? "dma_buffer" : "dma_inline";
+    emit_latency("syn_to_synack_first_beat", path, pd_len, rev, 1, syn_sa, "probes");
+    if (autorej) {
+      emit_latency("auto_mpa_req_to_first_beat", path, pd_len, rev, 1, req_first, "probes");
+    } else {
+      emit_latency("mpa_req_to_event", path, pd_len, rev, 1, req_evt, "probes");
+      emit_latency("event_to_first_beat", path, pd_len, rev, 1, evt_first, "probes");
+      emit_latency("host_mpa_req_to_first_beat", path, pd_len, rev, 1, req_first, "probes");
     }
     std::fflush(out_);
     return true;
   }
 
   struct Counters {
-    uint64_t cqe_lat_agree = 0, cqe_lat_total = 0, pshdrop = 0;
+    uint64_t cqe_lat_agree = 0, cqe_lat_total = 0, pshdrop = 0, probe_agree = 0, probe_fallback = 0;
   };
-  Counters counters() const { return {cqe_lat_agree_, cqe_lat_total_, pshdrop_}; }
+  Counters counters() const {
+    return {cqe_lat_agree_, cqe_lat_total_, pshdrop_, probe_agree_, probe_fallback_};
+  }
 
  private:
+  static constexpr uint32_t kLocalIp = 0x0A000001;
+  static constexpr std::array<uint8_t, 6> kLocalMac = {0x02, 0xbb, 0xcc, 0xdd, 0xee, 0x01};
+
   bool fail(const std::string& why) {
     std::fprintf(stderr, "cosim_bench: %s\n", why.c_str());
     return false;
+  }
+
+  // A probe record with its full cycle number.
+  struct Probe {
+    uint64_t cycle;
+    R::ProbeStage stage;
+    uint32_t tag;
+  };
+
+  // Empties the probe FIFO and starts capturing (PROBE_CTRL), forgetting earlier records.
+  bool start_probes() {
+    probes_.clear();
+    probes_lost_ = 0;
+    if (auto r = dev_.probes_start(); !r.ok()) return fail("probes: " + r.error().message);
+    return true;
+  }
+
+  // Reads every record waiting (and PROBE_LOST) into probes_.
+  bool drain_probes() {
+    auto recs = dev_.read_probes();
+    if (!recs.ok()) return fail("read_probes: " + recs.error().message);
+    const uint64_t now = hal_.now_cycles();
+    for (const auto& r : *recs)
+      probes_.push_back({bouncer::probe_cycle64(r.cycle, now), r.stage, r.tag});
+    auto st = dev_.probe_status();
+    if (!st.ok()) return fail("probe_status: " + st.error().message);
+    probes_lost_ = st->lost;
+    return true;
   }
 
   uint64_t last_write(uint32_t offset) const {
@@ -321,17 +589,18 @@ class Bench {
   }
 
   void emit_latency(const char* stage, const std::string& path, unsigned pd_len, unsigned rev,
-                    unsigned k, const std::vector<uint64_t>& v) {
+                    unsigned k, const std::vector<uint64_t>& v, const char* source) {
     const Stats s = stats(v);
-    std::fprintf(
-        out_,
-        "{\"kind\": \"latency\", \"stage\": \"%s\", \"path\": \"%s\", \"pd_len\": %u, "
-        "\"rev\": %u, \"width\": %u, \"mem_latency\": %llu, \"outstanding\": %u, "
-        "\"sqs\": 1, \"min\": %llu, \"median\": %llu, \"p99\": %llu, \"max\": %llu, "
-        "\"samples\": %zu, \"source\": \"testbench\"}\n",
-        stage, path.c_str(), pd_len, rev, o_.width, static_cast<unsigned long long>(o_.mem_latency),
-        k, static_cast<unsigned long long>(s.min), static_cast<unsigned long long>(s.median),
-        static_cast<unsigned long long>(s.p99), static_cast<unsigned long long>(s.max), v.size());
+    std::fprintf(out_,
+                 "{\"kind\": \"latency\", \"stage\": \"%s\", \"path\": \"%s\", \"pd_len\": %u, "
+                 "\"rev\": %u, \"width\": %u, \"mem_latency\": %llu, \"outstanding\": %u, "
+                 "\"sqs\": 1, \"min\": %llu, \"median\": %llu, \"p99\": %llu, \"max\": %llu, "
+                 "\"samples\": %zu, \"source\": \"%s\"}\n",
+                 stage, path.c_str(), pd_len, rev, o_.width,
+                 static_cast<unsigned long long>(o_.mem_latency), k,
+                 static_cast<unsigned long long>(s.min), static_cast<unsigned long long>(s.median),
+                 static_cast<unsigned long long>(s.p99), static_cast<unsigned long long>(s.max),
+                 v.size(), source);
   }
 
   const Options& o_;
@@ -344,6 +613,10 @@ class Bench {
   uint32_t watch_ = 0;
   uint64_t watch_pol_ = 1;
   uint64_t cqe_lat_agree_ = 0, cqe_lat_total_ = 0, pshdrop_ = 0;
+  std::vector<Probe> probes_;
+  uint32_t probes_lost_ = 0;
+  uint64_t probe_agree_ = 0, probe_fallback_ = 0;
+  unsigned listen_seq_ = 0, peer_seq_ = 0;
 };
 
 }  // namespace
@@ -377,6 +650,16 @@ extern "C" int sc_main(int argc, char** argv) {
       bouncer::DeviceConfig dc;
       dc.sq_entries = 1024;
       dc.cq_entries = 1024;
+      if (o.rx) {  // short timers: connections end (and free their cm_id) quickly
+        bouncer::TimerConfig t;
+        t.tick_cycles = 16;
+        t.rto_init = 4'000;
+        t.rto_max = 32'000;
+        t.mpa_timeout = 200'000;
+        t.fin_timeout = 200'000;
+        t.time_wait = 500;
+        dc.timers = t;
+      }
       auto dev = bouncer::Device::open(hal, dc);
       if (!dev.ok()) {
         std::fprintf(stderr, "cosim_bench: open: %s\n", dev.error().message.c_str());
@@ -389,7 +672,30 @@ extern "C" int sc_main(int argc, char** argv) {
       }
       bouncer::Cm cm(**dev);
       Bench b(o, plat, hal, **dev, cm, out);
-      for (const auto& path : o.paths) {
+      if (!(*dev)->caps().probes) {
+        std::fprintf(stderr, "cosim_bench: CAPS.PROBES is 0: this build has no latency probes\n");
+        ok = false;
+        return;
+      }
+      if (!(*dev)->wait_cm_ready(1'000'000).ok()) {
+        std::fprintf(stderr, "cosim_bench: STATUS.CM_READY never came\n");
+        ok = false;
+        return;
+      }
+      for (unsigned rev : o.rx ? o.revs : std::vector<unsigned>{}) {
+        for (unsigned pd : o.rx_pds) {
+          if (pd + (rev == 2 ? golden::kMpaIrdOrdLen : 0) > golden::kMpaPdMax) continue;
+          for (bool autorej : {true, false}) {
+            if (!b.rx_point(autorej, rev, pd)) {
+              std::fprintf(stderr, "cosim_bench: failed at RX point %s rev %u pd %u\n",
+                           autorej ? "auto" : "host", rev, pd);
+              ok = false;
+              return;
+            }
+          }
+        }
+      }
+      for (const auto& path : o.rx ? std::vector<std::string>{} : o.paths) {
         for (unsigned rev : o.revs) {
           for (unsigned pd : o.pds) {
             if (path == "dma_inline" && pd > R::kInlinePdMax) continue;
@@ -412,13 +718,17 @@ extern "C" int sc_main(int argc, char** argv) {
                  "{\"kind\": \"meta\", \"width\": %u, \"mem_latency\": %llu, \"fst\": %s, "
                  "\"sim_cycles\": %llu, \"wall_s\": %.3f, \"cycles_per_s\": %.0f, "
                  "\"cqe_latency_agree\": %llu, \"cqe_latency_total\": %llu, "
-                 "\"push_dropped\": %llu, \"ok\": %s}\n",
+                 "\"push_dropped\": %llu, \"probe_agree\": %llu, \"probe_fallback\": %llu, "
+                 "\"rx\": %s, \"ok\": %s}\n",
                  o.width, static_cast<unsigned long long>(o.mem_latency),
                  o.fst.empty() ? "false" : "true", static_cast<unsigned long long>(plat.cycles()),
                  wall, wall > 0 ? static_cast<double>(plat.cycles()) / wall : 0.0,
                  static_cast<unsigned long long>(counters.cqe_lat_agree),
                  static_cast<unsigned long long>(counters.cqe_lat_total),
-                 static_cast<unsigned long long>(counters.pshdrop), ok ? "true" : "false");
+                 static_cast<unsigned long long>(counters.pshdrop),
+                 static_cast<unsigned long long>(counters.probe_agree),
+                 static_cast<unsigned long long>(counters.probe_fallback), o.rx ? "true" : "false",
+                 ok ? "true" : "false");
   }
   if (out != stdout) std::fclose(out);
   return ok ? 0 : 1;

@@ -41,13 +41,14 @@ fi
 case $mode in
   full)
     widths="64 512" mems="0 100 200 500" pds=0,4,16,64,128,255,512 outs=1,8,64 samples=64
-    sw_time=0.2 ;;
+    sw_time=0.2 rx_pds=0,4,16,64,128,255 rx_samples=8 ;;
   quick)
-    widths="64 512" mems="0 200" pds=0,16,64,255,512 outs=1,8,64 samples=16 sw_time=0.05 ;;
+    widths="64 512" mems="0 200" pds=0,16,64,255,512 outs=1,8,64 samples=16 sw_time=0.05
+    rx_pds=0,64,255 rx_samples=4 ;;
   tiny)
-    widths="64 512" mems="200" pds=0,64 outs=1,4 samples=8 sw_time=0.01 ;;
+    widths="64 512" mems="200" pds=0,64 outs=1,4 samples=8 sw_time=0.01 rx_pds=0,64 rx_samples=2 ;;
 esac
-sweep="$mode: width {${widths// /,}}, memory latency {${mems// /,}}, PD {$pds}, rev {1,2}, paths push/dma_inline/dma_buffer, outstanding {$outs}, at least $samples samples per point (2 x outstanding when larger)"
+sweep="$mode: width {${widths// /,}}, memory latency {${mems// /,}}, PD {$pds}, rev {1,2}, paths push/dma_inline/dma_buffer, outstanding {$outs}, at least $samples samples per point (2 x outstanding when larger); RX side: PD {$rx_pds}, $rx_samples connections per point"
 
 mkdir -p "$out"
 raw=$out/bench_raw
@@ -59,6 +60,8 @@ cmds=()
 for w in $widths; do
   for m in $mems; do
     cmds+=("$bin/cosim_bench --width $w --mem-latency $m --pd $pds --outstanding $outs --samples $samples --out $raw/cosim_w${w}_m${m}.jsonl")
+    # RX side (simulated initiators, auto-reject and host path) from the latency probes
+    cmds+=("$bin/cosim_bench --rx --width $w --mem-latency $m --rx-pd $rx_pds --rx-samples $rx_samples --out $raw/cosim_rx_w${w}_m${m}.jsonl")
   done
 done
 # tracing on: one small point set at 64 bits for the simulation-speed comparison
@@ -72,9 +75,20 @@ echo "== software baseline"
 IFS=, read -r -a pd_list <<<"$pds"
 "$bin"/line_rate_table "${pd_list[@]}" >"$raw/ceil.jsonl"
 
+# Cost of the latency probes: Yosys synth_xilinx of bouncer_probe alone, per width
+if [ "$mode" != tiny ] && command -v yosys >/dev/null; then
+  echo "== probe cost (yosys synth_xilinx -family xcup of bouncer_probe)"
+  for w in 64 512; do
+    (cd "$root/rtl" && yosys -q -p "read_verilog -sv host/bouncer_regs_pkg.sv top/bouncer_probe.sv; chparam -set DATA_W $w bouncer_probe; synth_xilinx -family xcup -top bouncer_probe -flatten -noiopad -noclkbuf; tee -o $raw/probe_stat_w$w.txt stat" >/dev/null)
+    awk -v w="$w" '$1 ~ /^(LUT|FD|RAM|CARRY|MUXF)/ && $2 ~ /^[0-9]+$/ { print w, $1, $2 }' \
+      "$raw/probe_stat_w$w.txt" >>"$raw/probe_cost.txt"
+  done
+fi
+
 echo "== report"
 extra=()
 [ "$plots" = 1 ] || extra+=(--no-plots)
 python3 "$root"/bench/bench_report.py --cosim "$raw"/cosim_*.jsonl --meta-only "$raw/fst.jsonl" --sw "$raw/sw.json" \
-  --ceil "$raw/ceil.jsonl" --out-dir "$out" --perf-md "$perf" --sweep "$sweep" --mode "$mode" ${extra[@]+"${extra[@]}"}
+  --ceil "$raw/ceil.jsonl" --out-dir "$out" --perf-md "$perf" --sweep "$sweep" --mode "$mode" \
+  --probe-cost "$raw/probe_cost.txt" ${extra[@]+"${extra[@]}"}
 python3 "$root"/bench/bench_report.py --check "$out/bench.json"
