@@ -228,7 +228,9 @@ module bouncer_probe #(
   logic [63:0]         mem [DEPTH];
   logic [DEPTH_LOG2:0] wr_q, rd_q;
   logic                full, empty, fifo_wr;
-  assign full    = (wr_q - rd_q) == (DEPTH_LOG2+1)'(DEPTH);
+  logic [DEPTH_LOG2:0] used;   // the difference at the pointers' width (they wrap)
+  assign used    = wr_q - rd_q;
+  assign full    = used == (DEPTH_LOG2+1)'(DEPTH);
   assign empty   = wr_q == rd_q;
   assign fifo_wr = drain_any && !full;
 
@@ -330,7 +332,7 @@ module bouncer_probe #(
   end
 
   assign head  = empty ? 64'd0 : mem[rd_q[DEPTH_LOG2-1:0]];
-  assign count = 8'(wr_q - rd_q);
+  assign count = 8'(used);
 
 endmodule
 `default_nettype wire

@@ -420,6 +420,23 @@ TEST_P(Probes, OverflowIsCountedAndNeverStalls) {
     EXPECT_FALSE(st->overflow);
     EXPECT_EQ(st->lost, 0u);
     EXPECT_EQ(st->count, 0u);
+    // the FIFO pointers wrap (more than 128 records through it), COUNT stays exact
+    size_t total = 0;
+    for (uint32_t i = 0; i < 2 * kN; ++i) {
+      ASSERT_TRUE(cm.write_context(i % kN, make_ctx(i % kN)).ok());
+      auto c = cm.reject(i % kN, pd, {});
+      ASSERT_TRUE(c.ok() && c->ok());
+      st = (*dev)->probe_status();
+      EXPECT_EQ(st->count, 6u) << "reject " << i;
+      auto r = (*dev)->read_probes();
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      ASSERT_EQ(r->size(), 6u);
+      EXPECT_EQ((*r)[0].stage, Stage::DOORBELL);
+      EXPECT_EQ((*r)[5].stage, Stage::CQE_WRITTEN);
+      total += r->size();
+    }
+    EXPECT_GT(total, 128u);
+    EXPECT_FALSE((*dev)->probe_status()->overflow);
     ASSERT_TRUE((*dev)->probes_stop().ok());
     (void)cm.reject(kN, pd, {});  // no context: completes with an error; probes are off
     EXPECT_EQ((*dev)->probe_status()->count, 0u);
