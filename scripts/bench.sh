@@ -78,8 +78,9 @@ IFS=, read -r -a pd_list <<<"$pds"
 # Cost of the latency probes: Yosys synth_xilinx of bouncer_probe alone, per width
 if [ "$mode" != tiny ] && command -v yosys >/dev/null; then
   echo "== probe cost (yosys synth_xilinx -family xcup of bouncer_probe)"
+  raw_abs=$(cd "$raw" && pwd)
   for w in 64 512; do
-    (cd "$root/rtl" && yosys -q -p "read_verilog -sv host/bouncer_regs_pkg.sv top/bouncer_probe.sv; chparam -set DATA_W $w bouncer_probe; synth_xilinx -family xcup -top bouncer_probe -flatten -noiopad -noclkbuf; tee -o $raw/probe_stat_w$w.txt stat" >/dev/null)
+    (cd "$root/rtl" && yosys -q -p "read_verilog -sv host/bouncer_regs_pkg.sv top/bouncer_probe.sv; chparam -set DATA_W $w bouncer_probe; synth_xilinx -family xcup -top bouncer_probe -flatten -noiopad -noclkbuf; tee -o $raw_abs/probe_stat_w$w.txt stat" >/dev/null)
     awk -v w="$w" '$1 ~ /^(LUT|FD|RAM|CARRY|MUXF)/ && $2 ~ /^[0-9]+$/ { print w, $1, $2 }' \
       "$raw/probe_stat_w$w.txt" >>"$raw/probe_cost.txt"
   done
