@@ -13,6 +13,7 @@ pkgs=(
   shellcheck tcl8.6
   z3
   gnuplot-nox
+  clang-14 libclang-rt-14-dev
 )
 missing=()
 for p in "${pkgs[@]}"; do

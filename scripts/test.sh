@@ -3,7 +3,8 @@
 # The whole test suite, from a fresh Debian 12 machine: install, configure, build, run.
 #   scripts/test.sh            everything (release build, then the sanitizer build)
 #   BOUNCER_NO_ASAN=1 scripts/test.sh   skip the ASan/UBSan pass
-# Build trees: build/ and build-asan/ (ccache makes rebuilds cheap).
+#   BOUNCER_NO_FUZZ=1 scripts/test.sh   skip the libFuzzer pass (60 s, tb/fuzz)
+# Build trees: build/, build-fuzz/ (clang) and build-asan/ (ccache makes rebuilds cheap).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -25,6 +26,14 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$jobs"
 echo "== release tests"
 (cd build && ctest -j "$jobs" --output-on-failure --timeout 1500)
+
+if [ -z "${BOUNCER_NO_FUZZ:-}" ]; then
+  echo "== libFuzzer pass (tb/fuzz: clang build in build-fuzz, 60 s from the seed corpus)"
+  CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DBOUNCER_FUZZ=ON >/dev/null
+  cmake --build build-fuzz -j "$jobs" --target fuzz_core
+  (cd build-fuzz && ctest --output-on-failure -L fuzz)
+fi
 
 if [ -z "${BOUNCER_NO_ASAN:-}" ]; then
   echo "== ASan/UBSan build (driver, golden model, co-simulation)"
