@@ -473,7 +473,7 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None):
     A("- On a card: the probes and `Device::read_probes()` are backend-neutral, but no card is "
       "here, so no figure above comes from hardware.")
     A("- SQ count 4 (the engine has one SQ).")
-    A("- Connection storm and auto-reject latency (passive CM with many initiators).")
+    A("- Connection storm (many initiators at once; the storm bench, bench/storm_report.py).")
     return "\n".join(L) + "\n"
 
 
