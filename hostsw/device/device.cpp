@@ -32,6 +32,13 @@ void write_base(hal::Device& hal, uint32_t lo_reg, uint64_t addr) {
   hal.write32(lo_reg + 4, static_cast<uint32_t>(addr >> 32));
 }
 
+// A completion for a WQE whose fetch failed (DMA/DMA_WQE): its WQE fields (wr_id, cm_id,
+// scratch) are 0, only WQEIDX is the engine's own.
+bool is_wqe_dma_error(std::span<const std::byte> cqe) {
+  return regs::get(cqe, regs::cqe::MAJERR) == static_cast<uint16_t>(regs::CqMajor::DMA) &&
+         regs::get(cqe, regs::cqe::MINERR) == static_cast<uint16_t>(regs::CqMinor::DMA_WQE);
+}
+
 // Waits (bounded) until STATUS shows neither engine busy. false on timeout.
 bool wait_idle(hal::Device& hal, uint64_t timeout_cycles, uint64_t interval) {
   const uint32_t busy = regs::field::STATUS::SQ_BUSY.mask() | regs::field::STATUS::CQP_BUSY.mask();
@@ -201,6 +208,7 @@ Result<std::unique_ptr<Device>> Device::open(hal::Device& hal, DeviceConfig cfg)
   for (uint32_t i = 0; i < r::ISN_KEY_COUNT; ++i) hal.write32(r::ISN_KEY + 4 * i, key[i]);
   if (cfg.timers) write_timers(hal, *cfg.timers);
   if (cfg.tcp) write_tcp(hal, *cfg.tcp);
+  hal.write32(r::DMA_TIMEOUT, cfg.dma_timeout_cycles);
   hal.write32(r::CTRL, regs::field::CTRL::ENABLE.put(1));
 
   Parts parts{std::move(sq).value(),       std::move(cq).value(),     std::move(cqp).value(),
@@ -280,8 +288,10 @@ Result<Device::CqpDone> Device::cqp_poll_for_done(uint16_t wqe_idx, uint8_t opco
       const auto idx = static_cast<uint16_t>(regs::get(img, regs::cqe::WQEIDX));
       const bool from_sq = regs::get(img, regs::cqe::SQ) != 0;
       const uint64_t scratch = regs::get(img, regs::cqe::WR_ID);
+      // A WQE the hardware could not read (DMA/DMA_WQE) completes without its scratch value.
+      const bool unread = is_wqe_dma_error(img);
       if (from_sq || idx >= cqp_slots_.size() || !cqp_slots_[idx].busy ||
-          cqp_slots_[idx].scratch != scratch) {
+          (cqp_slots_[idx].scratch != scratch && !unread)) {
         ++stats_.unexpected_ccqes;  // irdma skips these with a debug print
         continue;
       }
@@ -492,6 +502,10 @@ std::optional<Completion> Device::reap_one() {
   }
   SqSlot& s = sq_slots_[c.wqe_idx];
   c.push = s.push;
+  if (is_wqe_dma_error(*cqe)) {  // the hardware never read the WQE: its fields are 0
+    c.wr_id = s.wr_id;
+    c.cm_id = s.cm_id;
+  }
   s.busy = false;
   --sq_outstanding_;
   advance_tail(sq_, sq_slots_);

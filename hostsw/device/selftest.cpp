@@ -172,6 +172,9 @@ std::map<uint32_t, CounterWant> expected_counters(uint32_t tx_bytes, bool push, 
   w[r::STAT_EVENTS] = {0, "no event may be written for host-written contexts or stray segments"};
   w[r::STAT_REJECT_LATE] = {0, kNone};
   w[r::STAT_ACK_TX] = {0, "no bare ACK: the looped frames belong to no connection"};
+  w[r::STAT_DMA_RD_ERR] = {0, "a DMA read got SLVERR/DECERR: is host memory mapped for the card?"};
+  w[r::STAT_DMA_WR_ERR] = {0, "a DMA write got SLVERR/DECERR: is host memory mapped for the card?"};
+  w[r::STAT_DMA_TIMEOUT] = {0, "a DMA read never returned (DMA_TIMEOUT watchdog)"};
   return w;
 }
 

@@ -21,6 +21,7 @@
 // - PROBE_*: the latency probes' registers (bouncer_probe holds the FIFO). PROBE_CTRL.CLEAR
 //   writes give a one-cycle probe_clear pulse; a PROBE_DATA_LO read pops the head record
 //   (probe_pop pulse) and latches its high word for PROBE_DATA_HI. PROBES = 0: they read 0.
+// - DMA_TIMEOUT: the read watchdog (rw, reset 250000 cycles); STAT_DMA_*: DMA fault counters.
 // Statistics counters wrap at 2^32.
 `default_nettype none
 module bouncer_axil_regs #(
@@ -123,7 +124,13 @@ module bouncer_axil_regs #(
   input  wire [63:0]        probe_head,     // oldest record (0 when empty)
   input  wire [7:0]         probe_count,
   input  wire               probe_overflow,
-  input  wire [31:0]        probe_lost
+  input  wire [31:0]        probe_lost,
+
+  // DMA faults
+  output logic [31:0]       dma_timeout,      // DMA_TIMEOUT
+  input  wire               stat_dma_rd_err,
+  input  wire               stat_dma_wr_err,
+  input  wire               stat_dma_timeout
 );
 
   // ------------------------------------------------------------------ write channel
@@ -181,6 +188,7 @@ module bouncer_axil_regs #(
   logic [31:0]  wr_merged_tick;
   logic         probe_en_q, probe_clr_q;
   logic [31:0]  probe_hi_q;
+  logic [31:0]  dma_timeout_q, st_dma_rd_err_q, st_dma_wr_err_q, st_dma_to_q;
 
   // Clamp a written ring size to the supported range.
   function automatic logic [3:0] clamp_log2(input logic [31:0] v);
@@ -293,6 +301,7 @@ module bouncer_axil_regs #(
         bouncer_regs_pkg::REG_CM_ROUTE: begin
           if (s_axil_wstrb[0]) cm_promisc_q <= wr_data[bouncer_regs_pkg::REG_CM_ROUTE_PROMISC_LSB];
         end
+        bouncer_regs_pkg::REG_DMA_TIMEOUT: dma_timeout_q <= merge(dma_timeout_q, wr_data, s_axil_wstrb);
         bouncer_regs_pkg::REG_PROBE_CTRL: begin
           if (s_axil_wstrb[0]) begin
             probe_en_q  <= (PROBES != 0) && wr_data[bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB];
@@ -321,6 +330,9 @@ module bouncer_axil_regs #(
     if (stat_push_dropped)  st_push_drop_q <= st_push_drop_q + 32'd1;
     if (stat_cqp_wqe)       st_cqp_wqes_q  <= st_cqp_wqes_q + 32'd1;
     if (stat_latency_valid) st_latency_q   <= stat_latency;
+    if (stat_dma_rd_err)    st_dma_rd_err_q <= st_dma_rd_err_q + 32'd1;
+    if (stat_dma_wr_err)    st_dma_wr_err_q <= st_dma_wr_err_q + 32'd1;
+    if (stat_dma_timeout)   st_dma_to_q     <= st_dma_to_q + 32'd1;
 
     if (rst) begin
       bvalid_q     <= 1'b0;
@@ -371,6 +383,10 @@ module bouncer_axil_regs #(
       st_cm_q        <= '0;
       probe_en_q     <= 1'b0;
       probe_clr_q    <= 1'b0;
+      dma_timeout_q   <= 32'd250000;
+      st_dma_rd_err_q <= '0;
+      st_dma_wr_err_q <= '0;
+      st_dma_to_q     <= '0;
     end
   end
 
@@ -457,6 +473,10 @@ module bouncer_axil_regs #(
       bouncer_regs_pkg::REG_CM_CONNS:          rd_mux = {15'd0, cm_conns};
       bouncer_regs_pkg::REG_CM_ROUTE:
         rd_mux = 32'(cm_promisc_q) << bouncer_regs_pkg::REG_CM_ROUTE_PROMISC_LSB;
+      bouncer_regs_pkg::REG_DMA_TIMEOUT:       rd_mux = dma_timeout_q;
+      bouncer_regs_pkg::REG_STAT_DMA_RD_ERR:   rd_mux = st_dma_rd_err_q;
+      bouncer_regs_pkg::REG_STAT_DMA_WR_ERR:   rd_mux = st_dma_wr_err_q;
+      bouncer_regs_pkg::REG_STAT_DMA_TIMEOUT:  rd_mux = st_dma_to_q;
       bouncer_regs_pkg::REG_PROBE_CTRL:
         rd_mux = 32'(probe_en_q) << bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB;
       bouncer_regs_pkg::REG_PROBE_STATUS:
@@ -534,6 +554,7 @@ module bouncer_axil_regs #(
   assign tcp_wscale    = tcp_wscale_q;
   assign tcp_wnd       = tcp_wnd_q;
   assign cm_promisc    = cm_promisc_q;
+  assign dma_timeout   = dma_timeout_q;
   assign probe_enable  = probe_en_q;
   assign probe_clear   = probe_clr_q;
   assign probe_pop     = (PROBES != 0) && s_axil_arvalid && !rvalid_q

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// bouncer_dma_rd: AXI4 read master shared by N clients (round robin).
+// bouncer_dma_rd: AXI4 read master shared by N clients (round robin), with a read watchdog.
 //
 // A client asks for `beats` 64-bit words from an 8-byte aligned address. The command is
 // split into INCR bursts that never cross a 4 KiB boundary. Data comes back in order on
@@ -7,6 +7,19 @@
 // (rready is always 1), so each client must accept one beat per cycle. rd_last marks the
 // final beat of the command and rd_err is then set if any beat had a non-OKAY response.
 // One command is in flight at a time; latency = AR handshake + memory latency + beats.
+//
+// Watchdog: while a command is in flight, `timeout` (cycles, 0 = off) reloads on every AR
+// handshake and every R beat (a discarded late beat too: an in-order slave returns it before
+// ours). When it runs out (timeout + 1 cycles with neither), the command ends at once with a single rd_valid/rd_last/rd_err beat (data
+// undefined), as if the memory had answered SLVERR, and stat_timeout pulses. Bursts not yet
+// requested are dropped. An AR already presented stays valid until it is accepted (AXI
+// forbids withdrawing it); no new command starts before that.
+// Late data: every command's bursts carry ARID id_q, and id_q advances after each timeout;
+// beats whose RID differs from id_q are discarded (rready stays 1). This relies on the AXI
+// rules (the slave returns a burst with its AR's ID; bursts of one ID in order), and on a
+// late burst arriving before its ID comes round again, 2^ID_W - 1 timeouts later.
+// stat_rd_err pulses once per command that ended with a non-OKAY response (a registered
+// pulse, one cycle after rd_last); stat_timeout one cycle after the watchdog's beat.
 `default_nettype none
 module bouncer_dma_rd #(
   parameter int N        = 2,
@@ -21,12 +34,15 @@ module bouncer_dma_rd #(
   output logic [N-1:0]         cmd_ready,
   input  wire [N*ADDR_W-1:0]   cmd_addr,
   input  wire [N*8-1:0]        cmd_beats,    // 1..128
+  input  wire [31:0]           timeout,      // watchdog, cycles without progress; 0 = off
 
   output logic                 rd_valid,
   output logic [CLIENT_W-1:0]  rd_client,
   output logic [63:0]          rd_data,
   output logic                 rd_last,
   output logic                 rd_err,
+  output logic                 stat_rd_err,  // pulse: a command ended with SLVERR/DECERR
+  output logic                 stat_timeout, // pulse: the watchdog ended a command
 
   output logic [ID_W-1:0]      m_axi_arid,
   output logic [ADDR_W-1:0]    m_axi_araddr,
@@ -37,6 +53,7 @@ module bouncer_dma_rd #(
   output logic [2:0]           m_axi_arprot,
   output logic                 m_axi_arvalid,
   input  wire                  m_axi_arready,
+  input  wire [ID_W-1:0]       m_axi_rid,
   input  wire [63:0]           m_axi_rdata,
   input  wire [1:0]            m_axi_rresp,
   input  wire                  m_axi_rlast,
@@ -52,17 +69,23 @@ module bouncer_dma_rd #(
   logic                err_q;
   logic                arvalid_q;
   logic [7:0]          arlen_q;
+  logic [ID_W-1:0]     id_q;          // ID of the current command; +1 after a timeout
+  logic [ID_W-1:0]     arid_q;        // ARID of the AR being presented (stable while valid)
+  logic [31:0]         wd_left_q;     // watchdog: cycles left without progress
+  logic                stat_rd_err_q, stat_timeout_q;
 
   // round-robin pick among requesting clients, starting after the last owner
   logic                pick_valid;
   logic [CLIENT_W-1:0] pick;
+  logic                can_start;
+  assign can_start = !busy_q && !arvalid_q;
   bouncer_rr_arbiter #(.N(N), .W(CLIENT_W)) u_arb (
-    .clk, .rst, .req(cmd_valid), .accept(!busy_q), .grant_valid(pick_valid), .grant(pick)
+    .clk, .rst, .req(cmd_valid), .accept(can_start), .grant_valid(pick_valid), .grant(pick)
   );
 
   always_comb begin
     cmd_ready = '0;
-    if (!busy_q && pick_valid) cmd_ready[pick] = 1'b1;
+    if (can_start && pick_valid) cmd_ready[pick] = 1'b1;
   end
 
   // beats that fit before the next 4 KiB boundary
@@ -71,46 +94,74 @@ module bouncer_dma_rd #(
   assign to_boundary = 10'd512 - {1'b0, addr_q[11:3]};
   assign burst_beats = ({1'b0, ar_left_q} < to_boundary) ? ar_left_q : to_boundary[8:0];
 
+  // a beat of the current command (stale IDs are discarded), an AR handshake, the watchdog
+  logic ar_fire, beat_ok, wd_fire;
+  assign ar_fire = arvalid_q && m_axi_arready;
+  assign beat_ok = busy_q && m_axi_rvalid && (m_axi_rid == id_q);
+  assign wd_fire = busy_q && (timeout != 32'd0) && (wd_left_q == 32'd0) && !ar_fire
+                && !m_axi_rvalid;
+
   always_ff @(posedge clk) begin
+    stat_rd_err_q  <= 1'b0;
+    stat_timeout_q <= 1'b0;
+    if (ar_fire) begin
+      arvalid_q <= 1'b0;
+      addr_q    <= addr_q + {{(ADDR_W-12){1'b0}}, ({1'b0, arlen_q, 3'b000} + 12'd8)};
+    end
     if (!busy_q) begin
-      if (pick_valid) begin
+      if (can_start && pick_valid) begin
         busy_q    <= 1'b1;
         owner_q   <= pick;
         addr_q    <= cmd_addr[pick*ADDR_W +: ADDR_W];
         ar_left_q <= {1'b0, cmd_beats[pick*8 +: 8]};
         r_left_q  <= {1'b0, cmd_beats[pick*8 +: 8]};
         err_q     <= 1'b0;
+        wd_left_q <= timeout;
       end
+    end else if (wd_fire) begin
+      // give up: the client gets its error beat now (rd_* below); late data has the old ID
+      busy_q         <= 1'b0;
+      ar_left_q      <= '0;
+      id_q           <= id_q + 1'b1;
+      stat_timeout_q <= 1'b1;
     end else begin
       // issue bursts
-      if (arvalid_q) begin
-        if (m_axi_arready) arvalid_q <= 1'b0;
-      end else if (ar_left_q != 9'd0) begin
+      if (!arvalid_q && ar_left_q != 9'd0) begin
         arvalid_q <= 1'b1;
+        arid_q    <= id_q;
         arlen_q   <= 8'(burst_beats - 9'd1);
         ar_left_q <= ar_left_q - burst_beats;
       end
-      if (arvalid_q && m_axi_arready) addr_q <= addr_q + {{(ADDR_W-12){1'b0}}, ({1'b0, arlen_q, 3'b000} + 12'd8)};
       // collect data
-      if (m_axi_rvalid) begin
+      if (beat_ok) begin
         r_left_q <= r_left_q - 9'd1;
         if (m_axi_rresp != 2'b00) err_q <= 1'b1;
-        if (r_left_q == 9'd1) busy_q <= 1'b0;
+        if (r_left_q == 9'd1) begin
+          busy_q        <= 1'b0;
+          stat_rd_err_q <= err_q || (m_axi_rresp != 2'b00);
+        end
       end
+      if (ar_fire || m_axi_rvalid) wd_left_q <= timeout;
+      else if (wd_left_q != '0)    wd_left_q <= wd_left_q - 32'd1;
     end
     if (rst) begin
-      busy_q    <= 1'b0;
-      owner_q   <= '0;
-      arvalid_q <= 1'b0;
-      arlen_q   <= '0;
-      addr_q    <= '0;
-      ar_left_q <= '0;
-      r_left_q  <= '0;
-      err_q     <= 1'b0;
+      busy_q         <= 1'b0;
+      owner_q        <= '0;
+      arvalid_q      <= 1'b0;
+      arlen_q        <= '0;
+      addr_q         <= '0;
+      ar_left_q      <= '0;
+      r_left_q       <= '0;
+      err_q          <= 1'b0;
+      id_q           <= '0;
+      arid_q         <= '0;
+      wd_left_q      <= '0;
+      stat_rd_err_q  <= 1'b0;
+      stat_timeout_q <= 1'b0;
     end
   end
 
-  assign m_axi_arid    = '0;
+  assign m_axi_arid    = arid_q;
   assign m_axi_araddr  = addr_q;
   assign m_axi_arlen   = arlen_q;
   assign m_axi_arsize  = 3'd3;     // 8 bytes
@@ -120,11 +171,14 @@ module bouncer_dma_rd #(
   assign m_axi_arvalid = arvalid_q;
   assign m_axi_rready  = 1'b1;
 
-  assign rd_valid  = busy_q && m_axi_rvalid;
+  assign rd_valid  = beat_ok || wd_fire;
   assign rd_client = owner_q;
   assign rd_data   = m_axi_rdata;
-  assign rd_last   = busy_q && m_axi_rvalid && (r_left_q == 9'd1);
-  assign rd_err    = err_q || (m_axi_rresp != 2'b00);
+  assign rd_last   = (beat_ok && (r_left_q == 9'd1)) || wd_fire;
+  assign rd_err    = wd_fire || err_q || (m_axi_rresp != 2'b00);
+
+  assign stat_rd_err  = stat_rd_err_q;
+  assign stat_timeout = stat_timeout_q;
 
   logic unused;
   assign unused = ^{m_axi_rlast};

@@ -10,7 +10,10 @@
 //   A bad BRESP for a posted write sets the sticky `posted_err`.
 // - Other clients get done[client] with err = (BRESP != OKAY) when their B arrives.
 // Up to MAX_OUT bursts may wait for B. Latency: AW + beats for posted clients, plus one
-// memory latency for the others.
+// memory latency for the others. stat_err pulses (one cycle after the B) for every burst
+// answered with SLVERR/DECERR, posted or not.
+// A B that never comes is not timed out: the burst keeps its slot, and after MAX_OUT of them
+// the master accepts no more commands (AXI gives no way to retire a write without its B).
 `default_nettype none
 module bouncer_dma_wr #(
   parameter int          N           = 3,
@@ -31,6 +34,7 @@ module bouncer_dma_wr #(
   output logic [N-1:0]         done,
   output logic                 err,
   output logic                 posted_err,
+  output logic                 stat_err,     // pulse: a burst got a bad BRESP
 
   output logic [ID_W-1:0]      m_axi_awid,
   output logic [ADDR_W-1:0]    m_axi_awaddr,
@@ -89,7 +93,8 @@ module bouncer_dma_wr #(
   assign issue_done = busy_q && aw_done && w_done;
 
   always_ff @(posedge clk) begin
-    done <= '0;
+    done     <= '0;
+    stat_err <= b_fire && (m_axi_bresp != 2'b00);
     if (!busy_q) begin
       if (pick_valid && !bq_full) begin
         busy_q    <= 1'b1;
@@ -136,6 +141,7 @@ module bouncer_dma_wr #(
       sent_q     <= '0;
       data_q     <= '0;
       done       <= '0;
+      stat_err   <= 1'b0;
       err        <= 1'b0;
       posted_err <= 1'b0;
       bq_wr_q    <= '0;

@@ -141,7 +141,7 @@ module bouncer_core #(
   localparam int NL_LOG2   = 4;
 
   logic unused_ok;
-  assign unused_ok = ^{s_axil_awprot, s_axil_arprot, m_axi_bid, m_axi_rid};
+  assign unused_ok = ^{s_axil_awprot, s_axil_arprot, m_axi_bid};
 
   // passive-CM configuration and status
   logic [63:0]  aeq_base, pd_base;
@@ -162,6 +162,9 @@ module bouncer_core #(
   logic [63:0] probe_head;
   logic [7:0]  probe_count;
   logic [31:0] probe_lost;
+
+  logic [31:0] dma_timeout;   // DMA_TIMEOUT (read watchdog)
+  logic        st_dma_rd_err, st_dma_wr_err, st_dma_timeout;
 
   bouncer_axil_regs #(
     .ADDR_W(AXIL_ADDR_W), .DATA_BYTES(DATA_W / 8), .CTX_DEPTH_LOG2(CTX_DEPTH_LOG2),
@@ -194,7 +197,9 @@ module bouncer_core #(
     .cm_conns(17'(cm_in_use)),
     .stat_cm(st_cm),
     .probe_enable(probe_en), .probe_clear(probe_clr), .probe_pop, .probe_head, .probe_count,
-    .probe_overflow(probe_ovf), .probe_lost
+    .probe_overflow(probe_ovf), .probe_lost,
+    .dma_timeout, .stat_dma_rd_err(st_dma_rd_err), .stat_dma_wr_err(st_dma_wr_err),
+    .stat_dma_timeout(st_dma_timeout)
   );
   // RX_FRAMES (bit 0) and RX_OVERFLOW (bit 3) are counted at the RX FIFO; RX_OVERFLOW also
   // counts the frames the loopback discards on s_axis_rx (rx_ovf, see the loopback section)
@@ -212,10 +217,12 @@ module bouncer_core #(
   bouncer_dma_rd #(.N(3), .ADDR_W(AXI_ADDR_W), .ID_W(AXI_ID_W)) u_dma_rd (
     .clk, .rst,
     .cmd_valid(rd_cmd_valid), .cmd_ready(rd_cmd_ready), .cmd_addr(rd_cmd_addr),
-    .cmd_beats(rd_cmd_beats),
+    .cmd_beats(rd_cmd_beats), .timeout(dma_timeout),
     .rd_valid, .rd_client, .rd_data, .rd_last, .rd_err,
+    .stat_rd_err(st_dma_rd_err), .stat_timeout(st_dma_timeout),
     .m_axi_arid, .m_axi_araddr, .m_axi_arlen, .m_axi_arsize, .m_axi_arburst, .m_axi_arcache,
-    .m_axi_arprot, .m_axi_arvalid, .m_axi_arready, .m_axi_rdata, .m_axi_rresp, .m_axi_rlast,
+    .m_axi_arprot, .m_axi_arvalid, .m_axi_arready, .m_axi_rid, .m_axi_rdata, .m_axi_rresp,
+    .m_axi_rlast,
     .m_axi_rvalid, .m_axi_rready
   );
 
@@ -235,7 +242,7 @@ module bouncer_core #(
     .clk, .rst,
     .cmd_valid(wr_cmd_valid), .cmd_ready(wr_cmd_ready), .cmd_addr(wr_cmd_addr),
     .cmd_beats(wr_cmd_beats), .cmd_data(wr_cmd_data), .done(wr_done), .err(wr_err),
-    .posted_err(dma_wr_posted_err),
+    .posted_err(dma_wr_posted_err), .stat_err(st_dma_wr_err),
     .m_axi_awid, .m_axi_awaddr, .m_axi_awlen, .m_axi_awsize, .m_axi_awburst, .m_axi_awcache,
     .m_axi_awprot, .m_axi_awvalid, .m_axi_awready, .m_axi_wdata, .m_axi_wstrb, .m_axi_wlast,
     .m_axi_wvalid, .m_axi_wready, .m_axi_bresp, .m_axi_bvalid, .m_axi_bready

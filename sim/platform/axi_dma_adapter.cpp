@@ -69,15 +69,24 @@ void AxiDmaAdapter::fatal_dropped(const char* sig, uint64_t edge) {
         sig);
 }
 
-bool AxiDmaAdapter::injected(uint64_t addr, uint64_t len) const {
-  for (const auto& [lo, hi] : err_ranges_)
-    if (addr < hi && lo < addr + len) return true;
-  return false;
+const AxiDmaAdapter::FaultRange* AxiDmaAdapter::injected(uint64_t addr, uint64_t len) const {
+  for (const auto& r : err_ranges_)
+    if (addr < r.hi && r.lo < addr + len) return &r;
+  return nullptr;
 }
 
 void AxiDmaAdapter::accept_read(uint8_t id, uint64_t addr, uint8_t len, uint8_t size, uint8_t burst,
                                 uint64_t edge) {
   check_burst("AR", addr, len, size, burst, edge);
+  uint64_t extra = 0;
+  if (const FaultRange* f = injected(addr & ~uint64_t{7}, (len + 1u) * 8u)) {
+    if (f->kind == DmaFault::kNoResponse) {  // accepted, never answered
+      ++stats_.dma_read_bursts;
+      ++stats_.dma_unanswered;
+      return;
+    }
+    if (f->kind == DmaFault::kLate) extra = f->delay;
+  }
   if (rq_count_ >= kMaxOutstanding)
     fatal("AxiDmaAdapter: AR accepted with a full queue (internal error)");
   ReadBurst& b = rq_[(rq_head_ + rq_count_) % kMaxOutstanding];
@@ -88,15 +97,18 @@ void AxiDmaAdapter::accept_read(uint8_t id, uint64_t addr, uint8_t len, uint8_t 
   b.id = id;
   b.resp = kOkay;
   b.fetched = false;
-  b.due = edge + draw_latency();
+  b.due = edge + draw_latency() + extra;
   ++stats_.dma_read_bursts;
 }
 
 void AxiDmaAdapter::fetch(ReadBurst& b) {
   b.fetched = true;
   const unsigned len = b.beats * 8u;
-  if (injected(b.addr, len)) {
+  const FaultRange* f = injected(b.addr, len);
+  if (f != nullptr && f->kind == DmaFault::kSlvErr) {
     b.resp = kSlvErr;
+  } else if (f != nullptr && f->kind == DmaFault::kDecErr) {
+    b.resp = kDecErr;
   } else if (mem_read(b.addr, reinterpret_cast<uint8_t*>(b.data), len) != tlm::TLM_OK_RESPONSE) {
     b.resp = kDecErr;
   }
@@ -148,8 +160,17 @@ void AxiDmaAdapter::write_beat(uint64_t data, uint8_t strb, bool last, uint64_t 
   // Commit the whole burst now, then queue the response.
   const unsigned len = w.beats * 8u;
   uint8_t resp = kOkay;
-  if (injected(w.addr, len)) {
+  const FaultRange* f = injected(w.addr, len);
+  if (f != nullptr && f->kind == DmaFault::kNoResponse) {  // lost: no commit, no B
+    ++stats_.dma_unanswered;
+    wq_head_ = (wq_head_ + 1) % kMaxOutstanding;
+    --wq_count_;
+    return;
+  }
+  if (f != nullptr && f->kind == DmaFault::kSlvErr) {
     resp = kSlvErr;
+  } else if (f != nullptr && f->kind == DmaFault::kDecErr) {
+    resp = kDecErr;
   } else {
     bool full = true;
     for (unsigned i = 0; i < w.beats; ++i) {

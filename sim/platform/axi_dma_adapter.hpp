@@ -8,8 +8,11 @@
 // Writes: AW queued; WREADY is 1 while an accepted AW still needs data (the slave waits for
 //         AWVALID, which AXI allows). The burst is committed to memory at its WLAST beat and the
 //         B response is given latency (+jitter) cycles later.
-// Errors: a burst overlapping an injected range gets SLVERR (a write is then not committed);
-//         addresses outside allocated host memory get DECERR.
+// Errors: a burst overlapping an injected range gets that range's fault (DmaFault): SLVERR or
+//         DECERR (a write is then not committed); kNoResponse: a read is accepted and never
+//         answered, a write is accepted, not committed, and gets no B; kLate: a read is answered
+//         `delay` cycles later than its latency (bursts behind it wait: answers stay in order).
+//         Addresses outside allocated host memory get DECERR.
 // Checks: INCR bursts, 8-byte beats, no 4 KiB crossing, WLAST exactly on beat awlen,
 //         AR/AW payload stable while VALID && !READY. A violation aborts with a clear message.
 #pragma once
@@ -37,7 +40,10 @@ class AxiDmaAdapter : public sc_core::sc_module {
     latency_ = latency;
     jitter_ = jitter;
   }
-  void add_error_range(uint64_t lo, uint64_t hi) { err_ranges_.push_back({lo, hi}); }
+  void add_error_range(uint64_t lo, uint64_t hi) { add_fault(lo, hi, DmaFault::kSlvErr, 0); }
+  void add_fault(uint64_t lo, uint64_t hi, DmaFault kind, uint64_t delay) {
+    err_ranges_.push_back({lo, hi, kind, delay});
+  }
   void clear_error_ranges() { err_ranges_.clear(); }
   bool idle() const { return rq_count_ == 0 && wq_count_ == 0 && bq_count_ == 0; }
 
@@ -154,7 +160,13 @@ class AxiDmaAdapter : public sc_core::sc_module {
   void check_held(bool& held, Hold& h, uint8_t id, uint64_t addr, uint8_t len, uint8_t size,
                   uint8_t burst, const char* ch, uint64_t edge);
   [[noreturn]] void fatal_dropped(const char* sig, uint64_t edge);
-  bool injected(uint64_t addr, uint64_t len) const;
+  struct FaultRange {
+    uint64_t lo, hi;
+    DmaFault kind;
+    uint64_t delay;
+  };
+  // The first injected range [addr, addr + len) overlaps, or nullptr.
+  const FaultRange* injected(uint64_t addr, uint64_t len) const;
   uint64_t draw_latency() { return std::max<uint64_t>(1, latency_ + rng_.upto(jitter_)); }
   // Memory access through DMI when granted, else b_transport. Returns the TLM status.
   tlm::tlm_response_status mem_read(uint64_t addr, uint8_t* dst, unsigned len);
@@ -166,7 +178,7 @@ class AxiDmaAdapter : public sc_core::sc_module {
   uint64_t jitter_;
   Prng rng_;
   PlatformStats& stats_;
-  std::vector<std::pair<uint64_t, uint64_t>> err_ranges_;
+  std::vector<FaultRange> err_ranges_;
 
   std::vector<ReadBurst> rq_;  // ring of kMaxOutstanding
   unsigned rq_head_ = 0, rq_count_ = 0;

@@ -187,6 +187,9 @@ void Platform::set_mem_latency(uint64_t cycles, uint64_t jitter) {
 void Platform::inject_dma_error(uint64_t addr_lo, uint64_t addr_hi) {
   impl_->top->dev.dma.add_error_range(addr_lo, addr_hi);
 }
+void Platform::inject_dma_fault(uint64_t addr_lo, uint64_t addr_hi, DmaFault kind, uint64_t delay) {
+  impl_->top->dev.dma.add_fault(addr_lo, addr_hi, kind, delay);
+}
 void Platform::clear_dma_errors() { impl_->top->dev.dma.clear_error_ranges(); }
 const PlatformConfig& Platform::config() const { return impl_->cfg; }
 

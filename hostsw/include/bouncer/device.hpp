@@ -66,6 +66,10 @@ struct DeviceConfig {
   std::optional<std::array<uint32_t, 4>> isn_key;
   std::optional<TimerConfig> timers;  // written before enabling; unset: leave reset values
   std::optional<TcpConfig> tcp;       // idem
+  /// DMA_TIMEOUT, the DMA read watchdog in core cycles (written before enabling): a read that
+  /// makes no progress this long completes its WQE with DMA/DMA_WQE, DMA_PD or DMA_CTX and
+  /// counts STAT_DMA_TIMEOUT. 0 turns it off. Default: the reset value, 1 ms at 250 MHz.
+  uint32_t dma_timeout_cycles = 250'000;
 };
 
 /// What VERSION and CAPS say.

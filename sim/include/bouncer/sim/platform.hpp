@@ -107,6 +107,14 @@ struct MmioWrite {
   uint64_t cycle;
 };
 
+// Host-memory faults for DMA fault tests (Platform::inject_dma_fault).
+enum class DmaFault : uint8_t {
+  kSlvErr,      // the burst is answered with SLVERR (a write is not committed)
+  kDecErr,      // the same with DECERR
+  kNoResponse,  // a read is accepted and never answered; a write is not committed and gets no B
+  kLate,        // a read is answered `delay` cycles late (in order: later reads wait behind it)
+};
+
 // Counters the platform keeps (all since construction).
 struct PlatformStats {
   uint64_t mmio_reads = 0;
@@ -116,7 +124,8 @@ struct PlatformStats {
   uint64_t dma_read_beats = 0;
   uint64_t dma_write_bursts = 0;
   uint64_t dma_write_beats = 0;
-  uint64_t dma_errors = 0;  // bursts answered with SLVERR or DECERR
+  uint64_t dma_errors = 0;      // bursts answered with SLVERR or DECERR
+  uint64_t dma_unanswered = 0;  // bursts never answered (DmaFault::kNoResponse)
   uint64_t tx_beats = 0;
   uint64_t tx_stall_cycles = 0;  // cycles with tvalid=1 and tready=0
   // --- network side ---
@@ -162,6 +171,9 @@ class Platform {  // one per process (SystemC elaborates once per process)
   // Reads/writes whose burst overlaps [addr_lo, addr_hi) get SLVERR (for fault tests).
   // Several ranges may be active at once.
   void inject_dma_error(uint64_t addr_lo, uint64_t addr_hi);
+  // The same with a chosen fault (DmaFault). `delay`: extra cycles for kLate. The first range
+  // added that overlaps a burst decides; clear_dma_errors() removes them all.
+  void inject_dma_fault(uint64_t addr_lo, uint64_t addr_hi, DmaFault kind, uint64_t delay = 0);
 
   // --- additions ---
   void clear_dma_errors();
