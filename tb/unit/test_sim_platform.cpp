@@ -746,6 +746,76 @@ TEST(SimPlatformChecks, DmaInjectedAndUnmappedErrors) {
   EXPECT_EQ(b.stats.dma_errors, 3u);
 }
 
+// The other fault kinds (sim::DmaFault): DECERR, a read never answered (later reads still are),
+// a read answered `delay` cycles late, a write that is neither committed nor answered.
+TEST(SimPlatformChecks, DmaFaultKinds) {
+  REQUIRE_OWN_PROCESS();
+  using bouncer::sim::DmaFault;
+  DmaBench b;
+  b.dma.add_fault(b.buf, b.buf + 8, DmaFault::kDecErr, 0);
+  b.dma.add_fault(b.buf + 64, b.buf + 72, DmaFault::kNoResponse, 0);
+  b.dma.add_fault(b.buf + 128, b.buf + 136, DmaFault::kLate, 40);
+  b.dma.add_fault(b.buf + 4096, b.buf + 4104, DmaFault::kNoResponse, 0);
+  // issues one single-beat read; returns {rresp, cycles from the AR edge to the R beat}
+  auto read = [&](uint64_t addr) -> std::pair<int, uint64_t> {
+    b.p.m_axi_arvalid = 1;
+    b.p.m_axi_araddr = addr;
+    b.p.m_axi_arlen = 0;
+    b.tick();
+    const uint64_t ar_edge = b.edge;
+    b.p.m_axi_arvalid = 0;
+    for (int i = 0; i < 200; ++i) {
+      if (b.p.m_axi_rvalid) {
+        const int r = b.p.m_axi_rresp;
+        b.tick();
+        return {r, b.edge - ar_edge};
+      }
+      b.tick();
+    }
+    return {-1, 0};
+  };
+  EXPECT_EQ(read(b.buf).first, 3) << "DECERR in the injected range";
+  EXPECT_EQ(read(b.buf + 64).first, -1) << "never answered";
+  EXPECT_EQ(b.stats.dma_unanswered, 1u);
+  const auto ok = read(b.buf + 256);
+  EXPECT_EQ(ok.first, 0) << "a later read is still answered";
+  const auto late = read(b.buf + 128);
+  EXPECT_EQ(late.first, 0);
+  EXPECT_EQ(late.second, ok.second + 40) << "answered `delay` cycles later";
+  // a write into the no-response range: not committed, no B
+  uint8_t* m = b.mem.ptr(b.buf, 8192);
+  std::memset(m + 4096, 0x55, 8);
+  b.p.m_axi_bready = 1;
+  b.p.m_axi_awvalid = 1;
+  b.p.m_axi_awaddr = b.buf + 4096;
+  b.p.m_axi_awlen = 0;
+  b.p.m_axi_wvalid = 1;
+  b.p.m_axi_wdata = 0x1122334455667788ull;
+  b.p.m_axi_wstrb = 0xFF;
+  b.p.m_axi_wlast = 1;
+  bool aw = false, w = false, bseen = false;
+  for (int i = 0; i < 100; ++i) {
+    const bool aw_hs = b.p.m_axi_awvalid && b.p.m_axi_awready;
+    const bool w_hs = b.p.m_axi_wvalid && b.p.m_axi_wready;
+    bseen = bseen || b.p.m_axi_bvalid;
+    b.tick();
+    if (aw_hs) {
+      aw = true;
+      b.p.m_axi_awvalid = 0;
+    }
+    if (w_hs) {
+      w = true;
+      b.p.m_axi_wvalid = 0;
+    }
+  }
+  EXPECT_TRUE(aw && w);
+  EXPECT_FALSE(bseen) << "no B for a write into the no-response range";
+  EXPECT_EQ(m[4096], 0x55) << "not committed";
+  EXPECT_EQ(b.stats.dma_unanswered, 2u);
+  EXPECT_EQ(b.stats.dma_errors, 1u);
+  EXPECT_TRUE(b.dma.idle());
+}
+
 TEST(SimPlatformChecksDeathTest, DmaRejects4KiBCrossing) {
   REQUIRE_OWN_PROCESS();
   GTEST_FLAG_SET(death_test_style, "threadsafe");
