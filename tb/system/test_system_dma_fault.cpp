@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,15 @@ const char* fault_name(DmaFault f) {
   }
   return "?";
 }
+
+}  // namespace
+
+// gtest prints the parameter with this (ctest names: "GetParam() = SlvErr").
+namespace bouncer::sim {
+void PrintTo(DmaFault f, std::ostream* os) { *os << fault_name(f); }
+}  // namespace bouncer::sim
+
+namespace {
 
 // A host-written context for cm_id: we are 10.0.0.1:4791, the peer 10.0.1.x:(40000 + cm_id).
 // No VLAN, so a frame's TCP destination port is at bytes 36..37.
@@ -435,6 +445,87 @@ TEST_P(WriteFault, AeqeWrite) {
     EXPECT_EQ(c.rd_err, 0u);
     EXPECT_EQ(c.timeout, 0u);
     EXPECT_EQ(R::field::STATUS::AEQ_FULL.get(hal.read32(R::reg::STATUS)), 0u);
+  });
+}
+
+// A CCQE write fails: the command ran, its CCQE is lost (STATUS.DMA_WR_ERR, STAT_DMA_WR_ERR),
+// the driver's bounded wait ends with kTimeout, and the next CCQE lands in the next slot.
+TEST_P(WriteFault, CcqeWrite) {
+  sim::Platform plat(platform_config());
+  plat.run([&](bouncer::hal::Device& hal) {
+    auto dc = base_config();
+    dc.cqp_timeout_cycles = 20'000;
+    auto dev = Device::open(hal, dc);
+    ASSERT_TRUE(dev.ok()) << dev.error().message;
+    Device& d = **dev;
+    const uint64_t ccq = d.ccq().device_addr();
+    const uint32_t h = d.ccq().head();
+    plat.inject_dma_fault(ccq + h * R::kCqeBytes, ccq + (h + 1) * R::kCqeBytes, GetParam());
+    auto r = d.cqp_write_context(1, ctx_for(1));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, bouncer::Errc::kTimeout);
+    EXPECT_EQ(hal.read32(R::reg::CCQ_TAIL), h + 1);
+    Counters c = counters(hal);
+    EXPECT_EQ(c.wr_err, 1u);
+    EXPECT_TRUE(c.wr_err_sticky);
+    plat.clear_dma_errors();
+    EXPECT_FALSE(d.cqp_nop().ok()) << "the driver still waits at the lost slot";
+    EXPECT_EQ(hal.read32(R::reg::CCQ_TAIL), h + 2);
+    auto img = plat.host_memory(ccq + (h + 1) * R::kCqeBytes, R::kCqeBytes);
+    ASSERT_EQ(img.size(), R::kCqeBytes);
+    EXPECT_EQ(R::get(img, R::cqe::VALID), 1u);
+    EXPECT_EQ(R::get(img, R::cqe::ERROR), 0u);
+    EXPECT_EQ(R::get(img, R::cqe::WQEIDX), h + 1);
+    c = counters(hal);
+    EXPECT_EQ(c.wr_err, 1u);
+    EXPECT_EQ(c.rd_err, 0u);
+    EXPECT_EQ(c.timeout, 0u);
+  });
+}
+
+// The request PD write into the PD area fails: STATUS.DMA_WR_ERR and STAT_DMA_WR_ERR; the
+// CONNECT_REQUEST event still comes (it is a separate write), its PD slot holds no PD.
+TEST_P(WriteFault, RequestPdWrite) {
+  sim::Platform plat(platform_config());
+  const bouncer::MacAddr mac = {0x02, 0xbb, 0xcc, 0xdd, 0xee, 0x01};
+  plat.run([&](bouncer::hal::Device& hal) {
+    auto dev = Device::open(hal, base_config());
+    ASSERT_TRUE(dev.ok()) << dev.error().message;
+    Device& d = **dev;
+    ASSERT_TRUE(d.wait_cm_ready(kWait).ok());
+    bouncer::ListenerConfig lc;
+    lc.loc_ip = 0x0A000001;
+    lc.loc_port = 4791;
+    lc.loc_mac = mac;
+    ASSERT_TRUE(d.cqp_create_listener(lc).ok());
+    plat.inject_dma_fault(d.pd_area_base(), d.pd_area_base() + d.pd_area_bytes(), GetParam());
+    peer::InitiatorConfig p;
+    p.mac = {0x02, 0, 0, 0, 0, 0x10};
+    p.peer_mac = mac;
+    p.ip = 0x0A000002;
+    p.peer_ip = 0x0A000001;
+    p.port = 41000;
+    p.peer_port = 4791;
+    p.isn = 0x12345678u;
+    p.mpa_rev = 1;
+    p.private_data = {'h', 'i', '!', '?'};
+    p.rto_cycles = 400'000;
+    p.reply_timeout_cycles = 4'000'000;
+    plat.add_peer(p, plat.cycles() + 10);
+    ASSERT_EQ(wait_reg(hal, R::reg::STAT_EVENTS, 1), 1u);
+    hal.wait_cycles(1'000);
+    auto ev = d.poll_aeq();
+    ASSERT_TRUE(ev.has_value());
+    EXPECT_EQ(ev->event, static_cast<uint8_t>(R::AeqEvent::CONNECT_REQUEST));
+    EXPECT_EQ(ev->rem_port, 41000u);
+    EXPECT_EQ(ev->pd_len, 4u);
+    auto slot = plat.host_memory(d.pd_area_addr(ev->cm_id), 4);
+    ASSERT_EQ(slot.size(), 4u);
+    for (auto b : slot) EXPECT_EQ(b, std::byte{0}) << "the PD was not committed";
+    const Counters c = counters(hal);
+    EXPECT_EQ(c.wr_err, 1u);
+    EXPECT_TRUE(c.wr_err_sticky);
+    EXPECT_EQ(c.rd_err, 0u);
   });
 }
 
