@@ -23,6 +23,9 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import storm_report  # noqa: E402  (bench/storm_report.py)
+
 LAT_FIELDS = {"stage": str, "path": str, "pd_len": int, "rev": int, "width": int,
               "mem_latency": int, "outstanding": int, "sqs": int, "min": int, "median": int,
               "p99": int, "max": int}
@@ -180,7 +183,8 @@ def lat_of(lat, **kw):
     return [r for r in lat if all(r.get(k) == v for k, v in kw.items())]
 
 
-def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None):
+def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None, storm=None,
+            storm_pngs=()):
     L = []
     A = L.append
     A("# Reject benches (issue 4)\n")
@@ -283,8 +287,7 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None):
                   "met" if worst >= 1e6 else ("**missed**" if best < 1e6 else "partly"),
                   f"{worst / 1e6:.2f} – {best / 1e6:.2f} M cycles/s over the bench processes "
                   "(host thread polling the CQ every cycle; shared machine)"])
-    V.append(["Connection storm ≥ 10 M rejects per simulated second", "not measured",
-              "needs the storm bench (simulated initiators, auto-reject and host path)"])
+    V.append(storm_report.verdict(storm or []))
     ar = [r for r in lat if r["stage"] == "auto_mpa_req_to_first_beat"]
     if ar:
         worst = max(ar, key=lambda r: r["max"])
@@ -469,11 +472,12 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None):
         for p in pngs:
             A(f"- `out/{os.path.basename(p)}`")
         A("")
+    for line in storm_report.section(storm or [], list(storm_pngs), table):
+        A(line)
     A("## Not measured yet (issue 4)\n")
     A("- On a card: the probes and `Device::read_probes()` are backend-neutral, but no card is "
       "here, so no figure above comes from hardware.")
     A("- SQ count 4 (the engine has one SQ).")
-    A("- Connection storm (many initiators at once; the storm bench, bench/storm_report.py).")
     return "\n".join(L) + "\n"
 
 
@@ -503,6 +507,7 @@ def main():
     ap.add_argument("--mode", choices=("full", "quick", "tiny"), default="full")
     ap.add_argument("--sweep", default="")
     ap.add_argument("--probe-cost", help="lines '<width> <cell type> <count>' (Yosys stat)")
+    ap.add_argument("--storm", nargs="*", default=[], help="storm_bench JSON files")
     args = ap.parse_args()
     if args.check:
         with open(args.check) as f:
@@ -523,6 +528,14 @@ def main():
         return 1
     doc = {"latency": lat, "throughput": tput}
     errs = check(doc)
+    storm = storm_report.load(args.storm)
+    bad_storm = [r for r in storm if not r.get("ok")]
+    if bad_storm:
+        for r in bad_storm:
+            print(f"bench_report: storm w{r['width']} {r['mode']} failed: {r.get('error', '')}",
+                  file=sys.stderr)
+        return 1
+
     if errs:
         for e in errs:
             print("bench_report:", e, file=sys.stderr)
@@ -553,12 +566,17 @@ def main():
         w.writerow(cols)
         for r in tput:
             w.writerow([r.get(c, "") for c in cols])
+    if storm:  # bench.json keeps the issue's two keys; the storm runs have their own file
+        with open(os.path.join(args.out_dir, "bench_storm.json"), "w") as f:
+            json.dump(storm_report.records(storm), f, indent=1)
     with open(os.path.join(args.out_dir, "bench_meta.json"), "w") as f:
         json.dump({"sim": meta, "software": sw, "ceilings": ceil}, f, indent=1)
     pngs = [] if args.no_plots else plots(args.out_dir, lat, tput, ceil)
+    storm_pngs = [] if args.no_plots else storm_report.plot(storm, args.out_dir)
     if args.perf_md:
         with open(args.perf_md, "w") as f:
-            f.write(perf_md(args, lat, tput, meta, sw, ceil, pngs, read_probe_cost(args.probe_cost)))
+            f.write(perf_md(args, lat, tput, meta, sw, ceil, pngs, read_probe_cost(args.probe_cost),
+                            storm, storm_pngs))
     print(f"bench_report: {len(lat)} latency and {len(tput)} throughput records -> "
           f"{args.out_dir}/bench.json, bench.csv, bench_throughput.csv"
           + (", " + ", ".join(os.path.basename(p) for p in pngs) if pngs else "")

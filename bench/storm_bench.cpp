@@ -13,13 +13,15 @@
 //   the rejects (the steady state, without the ramp-up and the tail);
 // - occupancy: CM_CONNS (nodes in the connection table) sampled every --sample cycles
 //   (absolute simulated cycles, like first_syn_cycle).
-// The run also checks what it measures: every peer ends rejected, the hardware counted
-// exactly that many rejects, and the table drains (exit 1 otherwise).
+// The run also checks what it measures: every reject reached its initiator, the hardware counted
+// exactly that many, and the table drains (exit 1 otherwise; --expect-all: also every initiator
+// was rejected, rather than given up under overload).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -61,6 +63,8 @@ extern "C" int sc_main(int argc, char** argv) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{100'000'000}));
   app.add_option("--out", out, "JSON result file")->required();
   app.add_option("--pcap", pcap, "also write a capture");
+  bool expect_all = false;
+  app.add_flag("--expect-all", expect_all, "fail unless every initiator is rejected");
   app.add_option("--mem-latency", mem_latency, "host memory latency in cycles")
       ->check(CLI::Range(uint64_t{0}, uint64_t{100'000}));
   CLI11_PARSE(app, argc, argv);
@@ -72,12 +76,15 @@ extern "C" int sc_main(int argc, char** argv) {
   std::vector<Sample> samples;
   uint64_t t0 = 0, settle_cycle = 0;
   uint32_t peak = 0;
-  unsigned rejected_peers = 0, unsettled = 0;
+  unsigned rejected_peers = 0, not_rejected = 0;
+  uint64_t rx_overflow = 0, rst_tx = 0;
   uint64_t hw_rejects = 0, syn_drop_full = 0, rtx = 0;
   double wall = 0;
   std::vector<uint64_t> reject_cycles;
   uint64_t first_syn = 0;
-  uint64_t reject_rtx = 0;  // reject frames sent again (retransmissions)
+  uint64_t reject_rtx = 0;
+  std::map<std::string, unsigned>
+      end_states;  // peers' final states  // reject frames sent again (retransmissions)
   bool ok = true;
   std::string why;
   {
@@ -134,12 +141,18 @@ extern "C" int sc_main(int argc, char** argv) {
           400'000'000ull);
       settle_cycle = hal.now_cycles();
       if (!ok) why = "did not settle: " + sc.status().substr(0, 2000);
-      for (const auto& c : sc.conns) rejected_peers += plat.peer(c.peer).outcome().rejected;
-      unsettled = static_cast<unsigned>(sc.conns.size()) - rejected_peers;
+      for (const auto& c : sc.conns) {
+        const auto& o = plat.peer(c.peer).outcome();
+        rejected_peers += o.rejected;
+        ++end_states[std::string(peer::to_string(o.state)) + (o.rejected ? "" : " (not rejected)")];
+      }
+      not_rejected = static_cast<unsigned>(sc.conns.size()) - rejected_peers;
+      rx_overflow = reg(hal, R::reg::STAT_RX_OVERFLOW);
+      rst_tx = reg(hal, R::reg::STAT_RST_TX);
       hw_rejects = reg(hal, mode == "auto" ? R::reg::STAT_REJECT_AUTO : R::reg::STAT_REJECT_HOST);
       syn_drop_full = reg(hal, R::reg::STAT_SYN_DROP_FULL);
       rtx = reg(hal, R::reg::STAT_RTX);
-      if (mode == "host" && cm.stats().requests != peers) {
+      if (mode == "host" && cm.stats().requests != hw_rejects) {
         ok = false;
         why += " host saw " + std::to_string(cm.stats().requests) + " requests";
       }
@@ -162,7 +175,12 @@ extern "C" int sc_main(int argc, char** argv) {
       }
     }
   }
-  if (rejected_peers != peers || hw_rejects != peers || reject_cycles.size() != peers) {
+  // Every reject on the wire reached its initiator and was counted once by the hardware. Under
+  // overload an initiator may give up instead (Bouncer resets it after RTX_MAX SYN-ACKs when
+  // its ACK and MPA request kept being dropped at the full RX FIFO): reported, and an error
+  // only with --expect-all.
+  if (rejected_peers != reject_cycles.size() || hw_rejects != reject_cycles.size() ||
+      (expect_all && rejected_peers != peers)) {
     ok = false;
     why += " rejected peers " + std::to_string(rejected_peers) + ", hardware count " +
            std::to_string(hw_rejects) + ", reject frames " + std::to_string(reject_cycles.size());
@@ -197,8 +215,12 @@ extern "C" int sc_main(int argc, char** argv) {
   j["peak_conns"] = peak;
   j["syn_drop_full"] = syn_drop_full;
   j["rtx"] = rtx;
-  j["unsettled_peers"] = unsettled;
+  j["rejected_peers"] = rejected_peers;
+  j["not_rejected_peers"] = not_rejected;
+  j["rx_overflow_frames"] = rx_overflow;
+  j["rst_tx"] = rst_tx;
   j["wall_s"] = wall;
+  j["peer_end_states"] = end_states;
   j["ok"] = ok;
   if (!ok) j["error"] = why;
   auto& s = j["occupancy"] = nlohmann::json::array();

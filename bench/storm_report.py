@@ -26,7 +26,8 @@ def load(paths):
 def records(recs):
     """bench.json "storm" records: everything but the occupancy series."""
     keep = ("width", "mode", "peers", "interval_cycles", "offered_per_s", "clock_mhz",
-            "mem_latency", "rejects", "reject_retransmissions", "rejects_per_s",
+            "mem_latency", "rejects", "rejected_peers", "not_rejected_peers", "peer_end_states",
+            "rx_overflow_frames", "rst_tx", "reject_retransmissions", "rejects_per_s",
             "rejects_per_s_mid80", "peak_conns", "syn_drop_full", "rtx", "first_syn_cycle",
             "last_reject_cycle", "settle_cycle", "wall_s", "ok")
     return [{k: r[k] for k in keep if k in r} for r in recs]
@@ -88,19 +89,25 @@ def section(recs, pngs, table):
              "to the host as CONNECT_REQUEST and is rejected through the SQ (pipelined). Rates are "
              "first rejects per simulated second at the width's clock (64-bit 250 MHz, 512-bit "
              "322.27 MHz): over the whole run (first SYN in → last reject out) and over the "
-             "middle 80 % of the rejects. Every run checks that each initiator was rejected once, "
-             "the hardware counted as many, and the table drained.\n")
+             "middle 80 % of the rejects. Every run checks that each reject reached its "
+             "initiator, the hardware counted as many, and the table drained. Under overload an "
+             "initiator can give up instead (\"gave up\": its ACK and MPA request kept being "
+             "dropped at the full RX FIFO, and Bouncer reset it after RTX_MAX SYN-ACK "
+             "retransmissions).\n")
     rows = []
     for r in recs:
         rows.append([f"{r['width']}", r["mode"], f"{r['peers']}", f"{r['interval_cycles']}",
                      f"{r['mem_latency']}", f"{r['rejects_per_s'] / 1e6:.2f}",
                      f"{r['rejects_per_s_mid80'] / 1e6:.2f}",
                      f"{r['offered_per_s'] / 1e6:.1f}", f"{r['peak_conns']}",
-                     f"{r['syn_drop_full']}", f"{r['rtx']}", f"{r['reject_retransmissions']}",
+                     f"{r['rejected_peers']}", f"{r['not_rejected_peers']}",
+                     f"{r['syn_drop_full']}", f"{r['rx_overflow_frames']}", f"{r['rtx']}",
+                     f"{r['reject_retransmissions']}",
                      "yes" if r["ok"] else "**no**"])
     L.append(table(["width", "mode", "initiators", "interval", "mem latency",
                     "M rejects/s", "M rejects/s (middle 80 %)", "offered M/s", "peak CM_CONNS",
-                    "SYN dropped (table full)", "retransmissions (STAT_RTX)",
+                    "rejected", "gave up", "SYN dropped (table full)", "RX FIFO drops",
+                    "retransmissions (STAT_RTX)",
                     "rejects sent again", "checks"], rows))
     L.append("Why the storm rate is far below the offered load: the CM engine runs one job at a "
              "time (RX record, host reject or timer expiry; rtl/cm/bouncer_cm_engine.sv), and "

@@ -33,7 +33,7 @@ if [ -z "$bin" ]; then
   export CCACHE_DIR=${CCACHE_DIR:-$root/.ccache}
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   cmake --build "$build" -j "${BOUNCER_JOBS:-2}" \
-    --target cosim_bench sw_reject_bench line_rate_table test_line_rate
+    --target cosim_bench storm_bench sw_reject_bench line_rate_table test_line_rate
   bin=$build/bench
   "$bin"/test_line_rate --gtest_brief=1
 fi
@@ -41,12 +41,13 @@ fi
 case $mode in
   full)
     widths="64 512" mems="0 100 200 500" pds=0,4,16,64,128,255,512 outs=1,8,64 samples=64
-    sw_time=0.2 rx_pds=0,4,16,64,128,255 rx_samples=8 ;;
+    sw_time=0.2 rx_pds=0,4,16,64,128,255 rx_samples=8 storm_peers=4000 ;;
   quick)
     widths="64 512" mems="0 200" pds=0,16,64,255,512 outs=1,8,64 samples=16 sw_time=0.05
-    rx_pds=0,64,255 rx_samples=4 ;;
+    rx_pds=0,64,255 rx_samples=4 storm_peers=1000 ;;
   tiny)
-    widths="64 512" mems="200" pds=0,64 outs=1,4 samples=8 sw_time=0.01 rx_pds=0,64 rx_samples=2 ;;
+    widths="64 512" mems="200" pds=0,64 outs=1,4 samples=8 sw_time=0.01 rx_pds=0,64 rx_samples=2
+    storm_peers=60 ;;
 esac
 sweep="$mode: width {${widths// /,}}, memory latency {${mems// /,}}, PD {$pds}, rev {1,2}, paths push/dma_inline/dma_buffer, outstanding {$outs}, at least $samples samples per point (2 x outstanding when larger); RX side: PD {$rx_pds}, $rx_samples connections per point"
 
@@ -66,6 +67,14 @@ for w in $widths; do
 done
 # tracing on: one small point set at 64 bits for the simulation-speed comparison
 cmds+=("$bin/cosim_bench --width 64 --mem-latency 200 --pd 0,64 --rev 1 --outstanding 1,8 --samples $samples --fst $raw/trace.fst --out $raw/fst.jsonl")
+# connection storm: SYNs offered at the target rate, 10 M/s (every 25 cycles at 250 MHz, every
+# 32 at 322 MHz), host memory latency 200
+for w in 64 512; do
+  iv=$([ "$w" = 64 ] && echo 25 || echo 32)
+  for sm in auto host; do
+    cmds+=("$bin/storm_bench --width $w --mode $sm --peers $storm_peers --interval $iv --sample 4000 --out $raw/storm_w${w}_$sm.json")
+  done
+done
 printf '%s\n' "${cmds[@]}" | xargs -P "$jobs" -I{} sh -c '{} || { echo "bench.sh: failed: {}" >&2; exit 255; }'
 rm -f "$raw/trace.fst"
 
@@ -91,5 +100,5 @@ extra=()
 [ "$plots" = 1 ] || extra+=(--no-plots)
 python3 "$root"/bench/bench_report.py --cosim "$raw"/cosim_*.jsonl --meta-only "$raw/fst.jsonl" --sw "$raw/sw.json" \
   --ceil "$raw/ceil.jsonl" --out-dir "$out" --perf-md "$perf" --sweep "$sweep" --mode "$mode" \
-  --probe-cost "$raw/probe_cost.txt" ${extra[@]+"${extra[@]}"}
+  --probe-cost "$raw/probe_cost.txt" --storm "$raw"/storm_*.json ${extra[@]+"${extra[@]}"}
 python3 "$root"/bench/bench_report.py --check "$out/bench.json"
