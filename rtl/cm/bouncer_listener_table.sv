@@ -11,10 +11,10 @@
 // Match (lk_*): which listener takes a SYN to (lk_ip, lk_port). An entry matches when it is
 // valid, its port equals lk_port and its address equals lk_ip or is 0 (wildcard). An exact
 // address match wins over a wildcard one; among equals the lowest index wins. lk_full: the
-// winner has a backlog limit (BACKLOG != 0) and pending >= BACKLOG. Latency 1: lk_res_* are
-// registered and valid in the cycle after lk_valid; they reflect the table as it was in the
+// winner has a backlog limit (BACKLOG != 0) and pending >= BACKLOG. Latency 2: lk_res_* are
+// registered and valid two cycles after lk_valid; they reflect the table as it was in the
 // lk_valid cycle (a cfg or pend update in that same cycle is not seen). One lookup per
-// cycle. lk_idx is 0 and lk_full 0 on a miss.
+// cycle (pipelined). lk_idx is 0 and lk_full 0 on a miss.
 //
 // Read port (rd_*): the stored fields of entry rd_idx, combinational (latency 0).
 //
@@ -148,38 +148,46 @@ module bouncer_listener_table #(
   end
 
   // ---------------------------------------------------------------- match
+  // Two registered stages, so that neither the 48-bit compares nor the choice among the N
+  // entries sits on one long path. Stage 1: per entry, exact and wildcard match vectors, and
+  // (from the same cycle's counters) whether the entry is at its backlog limit. Stage 2: the
+  // lowest matching index, exact before wildcard, and its limit bit.
+  logic [N-1:0]  ex_vec_q, wc_vec_q, atcap_q;
+  logic          s1_v_q;
+  logic [N-1:0]  ex_first, wc_first, win_oh;
   logic          ex_hit, wc_hit;
-  logic [LW-1:0] ex_idx, wc_idx, win;
-  logic [15:0]   win_pend;
+  logic [LW-1:0] win;
   logic          res_v_q, hit_q, full_q;
   logic [LW-1:0] idx_q;
 
-  always_comb begin
-    ex_hit = 1'b0;
-    wc_hit = 1'b0;
-    ex_idx = '0;
-    wc_idx = '0;
-    // downwards, so the lowest matching index is the last one written
-    for (int i = N - 1; i >= 0; i--) begin
-      if (valid_q[i] && port_q[i] == lk_port) begin
-        if (ip_q[i] == lk_ip) begin
-          ex_hit = 1'b1;
-          ex_idx = LW'(i);
-        end else if (ip_q[i] == 32'd0) begin
-          wc_hit = 1'b1;
-          wc_idx = LW'(i);
-        end
-      end
+  always_ff @(posedge clk) begin
+    s1_v_q <= lk_valid;
+    for (int i = 0; i < N; i++) begin
+      ex_vec_q[i] <= valid_q[i] && port_q[i] == lk_port && ip_q[i] == lk_ip;
+      wc_vec_q[i] <= valid_q[i] && port_q[i] == lk_port && ip_q[i] == 32'd0;
+      atcap_q[i]  <= backlog_q[i] != 16'd0 && pend_q[16*i +: 16] >= backlog_q[i];
     end
-    win      = ex_hit ? ex_idx : wc_idx;
-    win_pend = pend_q[32'(win) * 16 +: 16];
+    if (rst) s1_v_q <= 1'b0;
+  end
+
+  always_comb begin
+    ex_hit   = |ex_vec_q;
+    wc_hit   = |wc_vec_q;
+    // lowest set bit of each vector (one-hot)
+    ex_first = ex_vec_q & (~ex_vec_q + 1'b1);
+    wc_first = wc_vec_q & (~wc_vec_q + 1'b1);
+    win_oh   = ex_hit ? ex_first : wc_first;
+    win      = '0;
+    for (int i = 0; i < N; i++) begin
+      if (win_oh[i]) win = win | LW'(i);
+    end
   end
 
   always_ff @(posedge clk) begin
-    res_v_q <= lk_valid;
+    res_v_q <= s1_v_q;
     hit_q   <= ex_hit || wc_hit;
     idx_q   <= win;
-    full_q  <= (ex_hit || wc_hit) && backlog_q[win] != 16'd0 && win_pend >= backlog_q[win];
+    full_q  <= |(win_oh & atcap_q);
     if (rst) res_v_q <= 1'b0;
   end
 

@@ -177,6 +177,7 @@ class Harness {
     m_->rst = 0;
     ref_.reset();
     exp_lk_.reset();
+    exp_lk1_.reset();
   }
 
   void settle() {
@@ -210,7 +211,7 @@ class Harness {
     EXPECT_EQ(m_->rd_max_ord, l.max_ord);
   }
 
-  // One cycle; the lookup result of this cycle is checked in the next one.
+  // One cycle; the lookup result of this cycle is checked two cycles later.
   void step(const Op& op) {
     m_->cfg_valid = op.cfg.has_value();
     if (op.cfg) {
@@ -232,7 +233,7 @@ class Harness {
     m_->pend_dec_idx = op.dec.value_or(rng_() % kN);
     m_->rd_idx = op.rd_idx;
     settle();
-    // registered result of last cycle's lookup
+    // registered result of the lookup two cycles ago (latency 2)
     EXPECT_EQ(m_->lk_res_valid, exp_lk_.has_value());
     if (exp_lk_ && m_->lk_res_valid) {
       EXPECT_EQ(m_->lk_hit, exp_lk_->hit) << "lookup #" << lookups_;
@@ -248,8 +249,9 @@ class Harness {
     }
     check_read(op.rd_idx);
     // this cycle's lookup sees the table before this cycle's updates
-    exp_lk_.reset();
-    if (op.lk) exp_lk_ = ref_.lookup(op.lk->first, op.lk->second);
+    exp_lk_ = exp_lk1_;
+    exp_lk1_.reset();
+    if (op.lk) exp_lk1_ = ref_.lookup(op.lk->first, op.lk->second);
     if (op.cfg) {
       bool ok = ref_.cfg(op.cfg->first, op.cfg->second);
       EXPECT_EQ(m_->cfg_ok, ok) << (op.cfg->first ? "create" : "destroy");
@@ -288,6 +290,7 @@ class Harness {
   }
   LkResult lookup(uint32_t ip, uint16_t port) {
     step(Op().with_lk(ip, port));
+    idle();  // latency 2: the result is registered at the second edge
     settle();
     LkResult r{m_->lk_hit != 0, m_->lk_idx, m_->lk_full != 0};
     idle();  // checks it against the model
@@ -298,7 +301,8 @@ class Harness {
   std::unique_ptr<Vlistener_table> m_;
   std::mt19937_64 rng_;
   RefTable ref_;
-  std::optional<LkResult> exp_lk_;
+  std::optional<LkResult> exp_lk_;   // checked in this cycle (looked up two cycles ago)
+  std::optional<LkResult> exp_lk1_;  // looked up in the previous cycle
   uint64_t lookups_ = 0;
   uint64_t hits_ = 0;
   uint64_t full_ = 0;
@@ -311,7 +315,7 @@ constexpr uint32_t kIpB = 0x0A000002;
 TEST(ListenerTable, ResetEmpty) {
   Harness h(1);
   for (unsigned i = 0; i < kN; ++i) h.step(Op().with_lk(kIpA, 4791).rd(i));
-  h.idle();
+  h.idle(2);  // latency 2: the last lookup is checked two cycles later
   EXPECT_EQ(h.hits_, 0u);
   EXPECT_EQ(h.lookups_, kN);
 }
