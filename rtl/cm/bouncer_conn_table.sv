@@ -19,13 +19,14 @@
 // before the command, res_cm_id = its cm_id (0 on a miss), res_status as above.
 //
 // Pipeline (never stalls; a result FIFO with credit-based cmd_ready absorbs backpressure):
-//   S0  accept: hash computed from the command port, registered with the command
+//   SA  accept: the command registered as it came
+//   SB  first two rounds of the hash mix, S0 the third round and the fold to a bucket index
 //   S1  RAM read (registered address), S2 RAM output register
 //   S3  compare the WAYS entries, decide, write the modified bucket back, push the result
 // Read-after-write hazards are handled by FORWARDING, not stalls: a command in S3 compares
 // its bucket index with the buckets written by the two commands ahead of it (the writes its
 // RAM read could not see) and takes the newest matching bucket image instead of the RAM data.
-// Latency: cmd accepted in cycle t -> res_valid in cycle t+4. Throughput: 1 command/cycle
+// Latency: cmd accepted in cycle t -> res_valid in cycle t+6. Throughput: 1 command/cycle
 // while res_ready holds (cmd_ready drops only when the result FIFO could overflow).
 // Reset sweep: every bucket is written invalid, one per cycle (2**DEPTH_LOG2 / WAYS cycles);
 // init_done rises when it is over and no command is accepted before.
@@ -81,23 +82,49 @@ module bouncer_conn_table #(
   logic [BL:0]   init_addr_q;
   logic [31:0]   key_q;
 
-  // ---------------------------------------------------------------- S0: hash + accept
+  // ---------------------------------------------------------------- SA, SB, S0: accept + hash
+  // SA registers the command as it came (nothing combinational from the command port into the
+  // hash); SB computes the first two rounds of the mix, S0 the third and the fold.
+  logic              cmd_fire;
+  logic              va_q, vb_q;
+  logic [1:0]        opa_q, opb_q;
+  logic [TW-1:0]     tupa_q, tupb_q;
+  logic [CM_ID_W-1:0] ida_q, idb_q;
   logic [31:0] h_a0, h_b0, h_c0, h_a1, h_c1, h_b1, h_a2, h_c2, h_x;
+  logic [31:0] h_a1_q, h_b1_q, h_c1_q;
   logic [BL-1:0] cmd_bucket;
-  logic          cmd_fire;
 
   always_comb begin
-    h_a0 = cmd_rem_ip ^ key_q;
-    h_b0 = cmd_loc_ip ^ {key_q[15:0], key_q[31:16]};
-    h_c0 = {cmd_rem_port, cmd_loc_port} ^ {key_q[23:0], key_q[31:24]} ^ 32'h9E3779B9;
+    // tupa_q = {rem_ip, loc_ip, rem_port, loc_port}
+    h_a0 = tupa_q[95:64] ^ key_q;
+    h_b0 = tupa_q[63:32] ^ {key_q[15:0], key_q[31:16]};
+    h_c0 = tupa_q[31:0] ^ {key_q[23:0], key_q[31:24]} ^ 32'h9E3779B9;
     h_a1 = h_a0 + h_b0;
     h_c1 = h_c0 ^ {h_a1[24:0], h_a1[31:25]};   // rotl 7
     h_b1 = h_b0 + h_c1;
-    h_a2 = h_a1 ^ {h_b1[18:0], h_b1[31:19]};   // rotl 13
-    h_c2 = h_c1 + h_a2;
-    h_x  = h_c2 ^ {h_b1[14:0], h_b1[31:15]};   // rotl 17
+    h_a2 = h_a1_q ^ {h_b1_q[18:0], h_b1_q[31:19]};   // rotl 13
+    h_c2 = h_c1_q + h_a2;
+    h_x  = h_c2 ^ {h_b1_q[14:0], h_b1_q[31:15]};     // rotl 17
     cmd_bucket = '0;                            // fold all 32 bits: bit i -> i mod BL
     for (int i = 0; i < 32; i++) cmd_bucket[i % BL] = cmd_bucket[i % BL] ^ h_x[i];
+  end
+
+  always_ff @(posedge clk) begin
+    va_q   <= cmd_fire;
+    opa_q  <= cmd_op;
+    tupa_q <= {cmd_rem_ip, cmd_loc_ip, cmd_rem_port, cmd_loc_port};
+    ida_q  <= cmd_cm_id;
+    vb_q   <= va_q;
+    opb_q  <= opa_q;
+    tupb_q <= tupa_q;
+    idb_q  <= ida_q;
+    h_a1_q <= h_a1;
+    h_b1_q <= h_b1;
+    h_c1_q <= h_c1;
+    if (rst) begin
+      va_q <= 1'b0;
+      vb_q <= 1'b0;
+    end
   end
 
   // pipeline registers
@@ -111,16 +138,17 @@ module bouncer_conn_table #(
   logic [FIFO_LOG2:0] fifo_cnt_q;
   logic [2:0]         inflight;
 
-  assign inflight  = {2'b00, v0_q} + {2'b00, v1_q} + {2'b00, v2_q};
+  assign inflight  = {2'b00, va_q} + {2'b00, vb_q} + {2'b00, v0_q} + {2'b00, v1_q} +
+                     {2'b00, v2_q};
   assign cmd_ready = init_q && (({1'b0, fifo_cnt_q} + {{(FIFO_LOG2 - 1){1'b0}}, inflight})
                                 < (FIFO_LOG2 + 2)'(1 << FIFO_LOG2));
   assign cmd_fire  = cmd_valid && cmd_ready;
 
   always_ff @(posedge clk) begin
-    v0_q   <= cmd_fire;
-    op0_q  <= cmd_op;
-    tup0_q <= {cmd_rem_ip, cmd_loc_ip, cmd_rem_port, cmd_loc_port};
-    id0_q  <= cmd_cm_id;
+    v0_q   <= vb_q;
+    op0_q  <= opb_q;
+    tup0_q <= tupb_q;
+    id0_q  <= idb_q;
     bk0_q  <= cmd_bucket;
     v1_q   <= v0_q;
     op1_q  <= op0_q;

@@ -26,7 +26,7 @@
 namespace {
 
 constexpr unsigned kWays = 4;  // the RTL default
-constexpr unsigned kLatency = 4;
+constexpr unsigned kLatency = 6;
 
 enum Op : uint8_t { kLookup = 0, kInsert = 1, kDelete = 2 };
 enum Status : uint8_t { kOk = 0, kNotFound = 1, kExists = 2, kFull = 3 };
