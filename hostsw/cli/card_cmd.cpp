@@ -67,6 +67,44 @@ int run_selftest(const CardOptions& o) {
   return rc;
 }
 
+int run_bench(const CardOptions& o) {
+  ProbeBenchConfig cfg;
+  try {
+    cfg = bench_config(o.bench_opts);
+  } catch (const CLI::Error& e) {
+    fmt::print(stderr, "bouncer card bench: {}\n", e.what());
+    return kExitCannotRun;
+  }
+  cfg.loopback = true;  // nothing leaves the card: the rejects are dropped at its own RX
+  card::XrtOptions xo;
+  xo.device = o.device;
+  xo.xclbin = o.xclbin;
+  xo.kernel_clock_mhz = o.clock_mhz;
+  auto xrt = card::XrtDevice::open(xo);
+  if (!xrt) {
+    fmt::print(stderr, "bouncer card bench: {}\n", xrt.error().message);
+    if (xrt.error().code == Errc::kNoDevice) {
+      fmt::print(stderr, "(`bouncer card probe` lists what this machine has)\n");
+    }
+    return kExitCannotRun;
+  }
+  int rc = 0;
+  {
+    auto dev = Device::open(**xrt);
+    if (!dev) {
+      fmt::print(stderr, "bouncer card bench: {}\n", dev.error().message);
+      rc = kExitCannotRun;
+    } else {
+      rc = run_bench_on(**dev, o.bench_opts, cfg, "bouncer card bench") == 0 ? 0 : kExitFailed;
+    }
+  }
+  if (const auto& f = (*xrt)->fault()) {
+    fmt::print(stderr, "bouncer card bench: {}\n", f->message);
+    rc = kExitFailed;
+  }
+  return rc;
+}
+
 }  // namespace
 
 void add_card_commands(CLI::App& card, CardOptions& o) {
@@ -87,17 +125,21 @@ void add_card_commands(CLI::App& card, CardOptions& o) {
       ->capture_default_str();
   o.selftest->add_option("--timeout-cycles", o.timeout_cycles,
                          "Bound of each wait in kernel cycles (default 2000000)");
-  o.bench = card.add_subcommand("bench", "Reject throughput and latency on the card (issue 4)");
-  o.bench->allow_extras();
+  o.bench = card.add_subcommand(
+      "bench", "Reject latency per stage on the card from the RTL probes (CTRL.LOOPBACK set)");
+  o.bench->add_option("--device,-d", o.device, "User-PF BDF (0000:3b:00.1) or XRT index")
+      ->required();
+  o.bench->add_option("--xclbin", o.xclbin, "xclbin to load first (default: the loaded one)");
+  o.bench->add_option("--clock-mhz", o.clock_mhz, "Kernel clock (ap_clk) in MHz")
+      ->check(CLI::Range(1.0, 1000.0))
+      ->capture_default_str();
+  add_bench_options(*o.bench, o.bench_opts, /*sim=*/false);
 }
 
 int run_card(const CardOptions& o) {
   if (o.probe != nullptr && *o.probe) return run_probe(o);
   if (o.selftest != nullptr && *o.selftest) return run_selftest(o);
-  fmt::print(stderr,
-             "bouncer card bench: not available yet; the benchmark comes with issue 4 (it "
-             "will run the same `bouncer bench` over this XRT backend). Nothing was done.\n");
-  return kExitCannotRun;
+  return run_bench(o);
 }
 
 }  // namespace bouncer::cli

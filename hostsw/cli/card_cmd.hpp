@@ -3,11 +3,14 @@
 //  probe     what this machine has (Xilinx PCI functions, their driver, XRT); exit 0 when XRT
 //            can open a device, 2 when not (always the case without a card)
 //  selftest  load the xclbin, open the device, run the loopback self-test (selftest.hpp)
-//  bench     comes with issue 4
+//  bench     the probe-measured reject sweep of `bouncer bench` (bench_cmd.hpp) on the card,
+//            with CTRL.LOOPBACK set so that nothing leaves it
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
+
+#include "bench_cmd.hpp"
 
 namespace bouncer::cli {
 
@@ -17,6 +20,7 @@ struct CardOptions {
   double clock_mhz = 250.0;         // kernel clock
   uint64_t timeout_cycles = 0;      // selftest: per wait (0: the self-test's default)
   std::string sysfs_root = "/sys";  // probe: where to look (tests point it elsewhere)
+  BenchOptions bench_opts;          // bench: the sweep
   CLI::App* probe = nullptr;
   CLI::App* selftest = nullptr;
   CLI::App* bench = nullptr;

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// The reject-latency bench that runs over any hal::Device (the co-simulation or a card through
+// XRT), measured by the RTL latency probes alone (issue 4, `bouncer bench` and
+// `bouncer card bench`).
+//
+// For each point (path, PD length, MPA rev, outstanding k) it writes `samples` host-written
+// contexts (the diagnostic path: no peer is needed, so it runs on a card with nothing
+// attached), posts one reject per context while keeping at most k whose completion has not
+// arrived, and reads the probe FIFO whenever it would only wait. Per reject, from the probe
+// records matched by tag (DOORBELL by producer index, DESC_AVAIL / CQE_WRITTEN by wqe_idx,
+// PD_READY / REJ_LAST by 0x10000 | remote port, REJ_FIRST_HOST by remote port):
+//   doorbell_to_desc, doorbell_to_pd, doorbell_to_first_beat, doorbell_to_last_beat,
+//   doorbell_to_cqe   (cycles; min / median / p99 / max over the samples).
+// Every completion must be OK and carry its wr_id; a point whose probe FIFO overflowed is an
+// error (raise the FIFO drain rate: fewer samples per point).
+// The contexts' remote MAC is never the device's own, so with `loopback` set (CTRL.LOOPBACK:
+// what a card in a lab should use) every reject comes back into the core's RX port and is
+// dropped there by the MAC filter; nothing leaves the card.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bouncer/cm.hpp"
+#include "bouncer/device.hpp"
+#include "bouncer/result.hpp"
+
+namespace bouncer {
+
+struct ProbeBenchConfig {
+  std::vector<std::string> paths{"push", "dma_inline", "dma_buffer"};
+  std::vector<unsigned> pd_lens{0, 16, 64};
+  std::vector<unsigned> revs{1, 2};
+  std::vector<unsigned> outstanding{1, 8};
+  unsigned samples = 32;  // rejects per point (at least 2 x outstanding)
+  bool loopback = false;  // CTRL.LOOPBACK during the run (restored afterwards)
+  uint64_t point_timeout_cycles = 20'000'000;
+  // Stamped into the records (the probes count cycles; these only label them).
+  uint64_t mem_latency = 0;  // the co-simulation's host-memory latency; 0 on a card
+};
+
+struct ProbeLatency {
+  std::string stage, path;
+  unsigned pd_len = 0, rev = 0, width = 0, outstanding = 0, sqs = 1, samples = 0;
+  uint64_t mem_latency = 0;
+  uint64_t min = 0, median = 0, p99 = 0, max = 0;
+};
+
+/// Runs the sweep; every point's records in order. Errors: Errc::kState (no probes in this
+/// build, or the device is busy), Errc::kTimeout, Errc::kHardware (a completion with an error,
+/// a probe record missing, or the probe FIFO overflowed).
+Result<std::vector<ProbeLatency>> run_probe_bench(Device& dev, Cm& cm, const ProbeBenchConfig& cfg);
+
+/// One JSON object per line, the bench.json latency schema (+ "samples", "source": "probes").
+std::string probe_bench_jsonl(const std::vector<ProbeLatency>& recs);
+
+}  // namespace bouncer
