@@ -783,13 +783,20 @@ class Run {
 
   // The end: reject everything held, let the timers run; the table must drain.
   void drain() {
+    // TX back to full speed: with a sparse tready pattern the CM engine waits on TX, and
+    // frames sit in the core's RX FIFO long after they entered it. The table is judged only
+    // once the RX port has been quiet long enough for every frame to be processed (~50
+    // cycles per frame at most with TX free).
+    core_.tready_pattern = 0xFFFFFFFF;
+    core_.mem_latency = 4;
+    const uint64_t quiet = 2000 + 64 * uint64_t{rx_frames_};
     const uint64_t t0 = core_.cycles();
     while (core_.cycles() - t0 < kDrainCycles) {
       host(false);
       core_.run(256);
       sync_tx();
       poll_completions();
-      if (core_.rx_idle() && held_.empty() && posted_.empty() && dev_->sq_outstanding() == 0 &&
+      if (core_.rx_idle(quiet) && held_.empty() && posted_.empty() && dev_->sq_outstanding() == 0 &&
           dev_->cm_conns() == 0) {
         if (verbose()) {
           std::fprintf(stderr, "fuzz_core: cycle %6llu drained\n",
