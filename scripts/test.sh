@@ -4,6 +4,7 @@
 #   scripts/test.sh            everything (release build, then the sanitizer build)
 #   BOUNCER_NO_ASAN=1 scripts/test.sh   skip the ASan/UBSan pass
 #   BOUNCER_NO_FUZZ=1 scripts/test.sh   skip the libFuzzer pass (60 s, tb/fuzz)
+#   BOUNCER_NO_TSAN=1 scripts/test.sh   skip the ThreadSanitizer pass (driver tests, build-tsan)
 # Build trees: build/, build-fuzz/ (clang) and build-asan/ (ccache makes rebuilds cheap).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +34,14 @@ if [ -z "${BOUNCER_NO_FUZZ:-}" ]; then
     -DBOUNCER_FUZZ=ON >/dev/null
   cmake --build build-fuzz -j "$jobs" --target fuzz_core
   (cd build-fuzz && ctest --output-on-failure -L fuzz)
+fi
+
+if [ -z "${BOUNCER_NO_TSAN:-}" ]; then
+  echo "== ThreadSanitizer pass (driver + fake-HAL tests only, build-tsan)"
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBOUNCER_TSAN=ON >/dev/null
+  cmake --build build-tsan -j "$jobs"
+  (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+     ctest -j "$jobs" --output-on-failure --timeout 300)
 fi
 
 if [ -z "${BOUNCER_NO_ASAN:-}" ]; then

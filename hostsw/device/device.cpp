@@ -354,11 +354,13 @@ Result<void> Device::cqp_finish(uint16_t wqe_idx, uint8_t opcode, uint32_t id) {
 }
 
 Result<void> Device::cqp_write_context(uint32_t cm_id, const CmContext& ctx) {
+  std::lock_guard lk(mu_);
   const auto img = ctx.pack();
   return cqp_exec(static_cast<uint8_t>(regs::CqpOp::WRITE_CM_CONTEXT), cm_id, img, {});
 }
 
 Result<CmContext> Device::cqp_read_context(uint32_t cm_id) {
+  std::lock_guard lk(mu_);
   std::array<std::byte, kCtxBytes> img{};
   auto r = cqp_exec(static_cast<uint8_t>(regs::CqpOp::READ_CM_CONTEXT), cm_id, {}, img);
   if (!r) return r.error();
@@ -366,16 +368,19 @@ Result<CmContext> Device::cqp_read_context(uint32_t cm_id) {
 }
 
 Result<void> Device::cqp_nop() {
+  std::lock_guard lk(mu_);
   return cqp_exec(static_cast<uint8_t>(regs::CqpOp::NOP), 0, {}, {});
 }
 
 Result<void> Device::cqp_raw(uint8_t opcode, uint32_t cm_id, std::span<const std::byte> ctx_image) {
+  std::lock_guard lk(mu_);
   return cqp_exec(opcode, cm_id, ctx_image, {});
 }
 
 // ------------------------------------------------------------------------------- SQ
 
 Result<uint16_t> Device::post_reject(const RejectWqe& w) {
+  std::lock_guard lk(mu_);
   namespace f = regs::sq_wqe;
   if (w.cm_id > 0xFFFFFF) {
     return make_error(Errc::kInvalidArgument, fmt::format("cm_id {} exceeds 24 bits", w.cm_id));
@@ -448,6 +453,7 @@ Result<uint16_t> Device::post_reject(const RejectWqe& w) {
 }
 
 Result<uint16_t> Device::post_nop(uint64_t wr_id, bool push) {
+  std::lock_guard lk(mu_);
   namespace f = regs::sq_wqe;
   if (push && !caps_.push) {
     return make_error(Errc::kInvalidArgument, "push mode requested but CAPS.PUSH is 0");
@@ -516,6 +522,7 @@ std::optional<Completion> Device::reap_one() {
 }
 
 std::optional<Completion> Device::poll_cq() {
+  std::lock_guard lk(mu_);
   if (!stash_.empty()) {
     Completion c = stash_.front();
     stash_.pop_front();
@@ -525,6 +532,7 @@ std::optional<Completion> Device::poll_cq() {
 }
 
 Result<Completion> Device::wait_completion(uint64_t timeout_cycles) {
+  std::lock_guard lk(mu_);
   const uint64_t deadline = hal_.now_cycles() + timeout_cycles;
   for (;;) {
     if (auto c = poll_cq()) return *c;
@@ -541,6 +549,7 @@ Result<Completion> Device::wait_completion(uint64_t timeout_cycles) {
 }
 
 Result<std::optional<Completion>> Device::poll_completion_for(uint16_t wqe_idx) {
+  std::lock_guard lk(mu_);
   for (auto it = stash_.begin(); it != stash_.end(); ++it) {
     if (!it->unexpected && it->wqe_idx == wqe_idx) {
       Completion c = *it;
@@ -560,6 +569,7 @@ Result<std::optional<Completion>> Device::poll_completion_for(uint16_t wqe_idx) 
 }
 
 Error Device::completion_timeout(uint16_t wqe_idx, uint64_t timeout_cycles) {
+  std::lock_guard lk(mu_);
   return make_error(
       Errc::kTimeout,
       fmt::format("no completion for wqe_idx {} after {} cycles (SQ_CI {}, "
@@ -568,6 +578,7 @@ Error Device::completion_timeout(uint16_t wqe_idx, uint64_t timeout_cycles) {
 }
 
 Result<Completion> Device::wait_completion_for(uint16_t wqe_idx, uint64_t timeout_cycles) {
+  std::lock_guard lk(mu_);
   const uint64_t deadline = hal_.now_cycles() + timeout_cycles;
   for (;;) {
     auto c = poll_completion_for(wqe_idx);

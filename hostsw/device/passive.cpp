@@ -119,6 +119,7 @@ CmNodeStatus CmNodeStatus::unpack(std::span<const std::byte> img) {
 }
 
 Result<CmNodeStatus> Device::cqp_read_node(uint32_t cm_id) {
+  std::lock_guard lk(mu_);
   std::array<std::byte, regs::kCmCtxBytes> img{};
   auto r = cqp_exec(static_cast<uint8_t>(regs::CqpOp::READ_CM_CONTEXT), cm_id, {}, img);
   if (!r) return r.error();
@@ -129,6 +130,7 @@ Result<CmNodeStatus> Device::cqp_read_node(uint32_t cm_id) {
 
 Result<void> Device::cqp_create_listener(const ListenerConfig& c,
                                          std::span<const std::byte> template_pd) {
+  std::lock_guard lk(mu_);
   if (c.index >= caps_.num_listeners) {
     return make_error(Errc::kInvalidArgument, fmt::format("listener index {} is not below {}",
                                                           c.index, caps_.num_listeners));
@@ -184,6 +186,7 @@ Result<void> Device::cqp_create_listener(const ListenerConfig& c,
 }
 
 Result<void> Device::cqp_destroy_listener(unsigned index) {
+  std::lock_guard lk(mu_);
   if (index >= caps_.num_listeners) {
     return make_error(Errc::kInvalidArgument,
                       fmt::format("listener index {} is not below {}", index, caps_.num_listeners));
@@ -216,12 +219,14 @@ void Device::free_retired_templates() {
 // ------------------------------------------------------------------------------- registers
 
 Result<void> Device::set_timers(const TimerConfig& t) {
+  std::lock_guard lk(mu_);
   if (auto v = detail::validate_timers(t); !v) return v;
   detail::write_timers(hal_, t);
   return {};
 }
 
 TimerConfig Device::read_timers() {
+  std::lock_guard lk(mu_);
   TimerConfig t;
   t.tick_cycles = hal_.read32(r::TIMER_TICK);
   t.rto_init = hal_.read32(r::RTO_INIT);
@@ -234,12 +239,14 @@ TimerConfig Device::read_timers() {
 }
 
 Result<void> Device::set_tcp(const TcpConfig& t) {
+  std::lock_guard lk(mu_);
   if (auto v = detail::validate_tcp(t); !v) return v;
   detail::write_tcp(hal_, t);
   return {};
 }
 
 TcpConfig Device::read_tcp() {
+  std::lock_guard lk(mu_);
   namespace fc = regs::field::TCP_CFG;
   TcpConfig t;
   const uint32_t cfg = hal_.read32(r::TCP_CFG);
@@ -250,11 +257,18 @@ TcpConfig Device::read_tcp() {
   return t;
 }
 
-uint32_t Device::cm_conns() { return hal_.read32(r::CM_CONNS); }
+uint32_t Device::cm_conns() {
+  std::lock_guard lk(mu_);
+  return hal_.read32(r::CM_CONNS);
+}
 
-bool Device::cm_ready() { return regs::field::STATUS::CM_READY.get(hal_.read32(r::STATUS)) != 0; }
+bool Device::cm_ready() {
+  std::lock_guard lk(mu_);
+  return regs::field::STATUS::CM_READY.get(hal_.read32(r::STATUS)) != 0;
+}
 
 Result<void> Device::wait_cm_ready(uint64_t timeout_cycles) {
+  std::lock_guard lk(mu_);
   const uint64_t deadline = hal_.now_cycles() + timeout_cycles;
   while (!cm_ready()) {
     const uint64_t now = hal_.now_cycles();
@@ -314,6 +328,7 @@ constexpr StatValue kStats[] = {
 std::span<const StatValue> Device::stat_registers() { return kStats; }
 
 std::vector<StatValue> Device::read_stats() {
+  std::lock_guard lk(mu_);
   std::vector<StatValue> out(std::begin(kStats), std::end(kStats));
   for (auto& s : out) s.value = hal_.read32(s.offset);
   return out;
@@ -322,6 +337,7 @@ std::vector<StatValue> Device::read_stats() {
 // ------------------------------------------------------------------------------- AEQ, PD area
 
 std::optional<Aeqe> Device::poll_aeq() {
+  std::lock_guard lk(mu_);
   auto img = aeq_.peek();
   if (!img) return std::nullopt;
   aeq_.advance();
@@ -331,6 +347,7 @@ std::optional<Aeqe> Device::poll_aeq() {
 }
 
 void Device::flush_aeq_head() {
+  std::lock_guard lk(mu_);
   if (aeq_unflushed_ == 0) return;
   hal_.write32(r::AEQ_HEAD, aeq_.head());
   aeq_unflushed_ = 0;
@@ -346,6 +363,7 @@ uint64_t Device::pd_area_addr(uint32_t cm_id) const {
 size_t Device::pd_area_bytes() const { return pd_area_->bytes().size(); }
 
 std::vector<std::byte> Device::read_pd_area(uint64_t offset, size_t len) {
+  std::lock_guard lk(mu_);
   const size_t size = pd_area_->bytes().size();
   if (offset > size || len > size - offset) return {};
   if (len == 0) return {};

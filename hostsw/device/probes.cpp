@@ -21,6 +21,7 @@ static Result<void> need_probes(const Caps& caps) {
 }
 
 Result<void> Device::probes_start() {
+  std::lock_guard lk(mu_);
   if (auto ok = need_probes(caps_); !ok) return ok;
   hal_.write32(r::PROBE_CTRL, fc::ENABLE.put(0) | fc::CLEAR.put(1));
   hal_.write32(r::PROBE_CTRL, fc::ENABLE.put(1));
@@ -28,12 +29,14 @@ Result<void> Device::probes_start() {
 }
 
 Result<void> Device::probes_stop() {
+  std::lock_guard lk(mu_);
   if (auto ok = need_probes(caps_); !ok) return ok;
   hal_.write32(r::PROBE_CTRL, 0);
   return {};
 }
 
 Result<ProbeStatus> Device::probe_status() {
+  std::lock_guard lk(mu_);
   if (auto ok = need_probes(caps_); !ok) return ok.error();
   const uint32_t st = hal_.read32(r::PROBE_STATUS);
   ProbeStatus s;
@@ -44,6 +47,7 @@ Result<ProbeStatus> Device::probe_status() {
 }
 
 Result<std::vector<ProbeRecord>> Device::read_probes(size_t max) {
+  std::lock_guard lk(mu_);
   if (auto ok = need_probes(caps_); !ok) return ok.error();
   std::vector<ProbeRecord> out;
   while (out.size() < max) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -248,6 +249,15 @@ const char* cq_minor_name(uint16_t minor);
 /// "CTX/NO_CONTEXT (0x0200/0x0012)".
 std::string cq_status_name(uint16_t major, uint16_t minor);
 
+/// Threads: every member that touches the hardware or the rings (posting, polling the CQ,
+/// CCQ and AEQ, the waits, control commands, register reads) takes one device-wide recursive
+/// mutex, so any number of threads may post rejects, wait for their own completions
+/// (wait_completion_for) and poll events concurrently on one Device. A wait holds the mutex
+/// while it polls (it is bounded by its timeout), so other threads queue behind it. The
+/// accessors returning references (stats(), sq(), cq(), aeq(), config()) and the destructor
+/// are not synchronised: read them when no other thread is using the Device. Completions are
+/// per WQE: a thread should wait on the wqe_idx it posted (wait_completion() hands out
+/// whichever completion comes next, whoever posted it).
 class Device {
  public:
   /// Checks ID and VERSION, reads CAPS, stops the engines (CTRL = 0), allocates and
@@ -425,6 +435,7 @@ class Device {
   std::deque<Completion> stash_;  // reaped but not handed out yet
   uint32_t sq_outstanding_ = 0;
   uint64_t next_scratch_ = 1;
+  mutable std::recursive_mutex mu_;  // see the class comment
 };
 
 }  // namespace bouncer
