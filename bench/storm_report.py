@@ -118,9 +118,14 @@ def section(recs, pngs, table):
              "322 MHz) needs the template held on chip (read once at CREATE_LISTENER) and a "
              "pipelined CM engine in the manner of Corundum's queue manager: lookup, context "
              "read, decide and write-back as separate stages with per-cm_id hazard forwarding, "
-             "so that jobs for different connections overlap.\n")
-    for p in pngs:
-        L.append(f"![{p}]({p})\n")
+             "so that jobs for different connections overlap. Beyond that capacity the RX FIFO "
+             "drops frames without regard to what they are (handshake ACKs and MPA requests as "
+             "well as new SYNs), the retransmissions add load and the rate falls further (the "
+             "runs above, at the target's offered load, are in that regime); dropping new SYNs "
+             "first while the CM engine is behind, as a SYN-flood defence does, would keep the "
+             "connections already in progress moving.\n")
+    if pngs:
+        L.append("Table occupancy over time: " + ", ".join(f"`out/{p}`" for p in pngs) + ".\n")
     return L
 
 
