@@ -71,6 +71,7 @@
 #include "bouncer/cm.hpp"
 #include "bouncer/device.hpp"
 #include "bouncer/peer/initiator.hpp"
+#include "bouncer/probe_bench.hpp"
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
 #include "golden/frame_parser.hpp"
@@ -164,26 +165,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-bouncer::CmContext make_ctx(std::mt19937_64& rng, uint32_t cm_id, unsigned rev) {
-  bouncer::CmContext c;
-  c.rem_mac = {
-      0x02, 0x00, 0x5e, 0x10, static_cast<uint8_t>(cm_id >> 8), static_cast<uint8_t>(cm_id)};
-  c.loc_mac = {0x02, 0xbb, 0xcc, 0xdd, 0xee, 0x01};
-  c.loc_ip = 0x0A000001;
-  c.rem_ip = 0x0A000100 | (cm_id & 0xFF);
-  c.loc_port = 4791;
-  c.rem_port = static_cast<uint16_t>(40000 + cm_id);
-  c.rcv_wnd = static_cast<uint16_t>(0x1000 + (rng() & 0xFFF));
-  c.ttl = 64;
-  c.snd_nxt = static_cast<uint32_t>(rng());
-  c.rcv_nxt = static_cast<uint32_t>(rng());
-  c.req_rev = static_cast<uint8_t>(rev);
-  c.req_flags = static_cast<uint8_t>(0x40 | (rev == 2 ? bouncer::CmContext::kMpaFlagEnhanced : 0));
-  c.ip_id = static_cast<uint16_t>(rng());
-  c.req_ird_ord = 0x80104010u;
-  return c;
-}
-
 std::vector<uint8_t> golden_frame(const bouncer::CmContext& c, std::span<const std::byte> pd) {
   golden::RejectParams p;
   std::copy(c.rem_mac.begin(), c.rem_mac.end(), p.rem_mac.b.begin());
@@ -238,7 +219,7 @@ class Bench {
     std::vector<bouncer::CmContext> ctx(n);
     std::vector<std::vector<std::byte>> pd(n);
     for (unsigned i = 0; i < n; ++i) {
-      ctx[i] = make_ctx(rng_, i, rev);
+      ctx[i] = bouncer::bench_context(rng_, i, rev, kLocalMac);
       if (!cm_.write_context(i, ctx[i]).ok()) return fail("write_context");
       pd[i].resize(pd_len);
       for (auto& b : pd[i]) b = static_cast<std::byte>(rng_());
@@ -289,31 +270,9 @@ class Bench {
     const auto& tx = plat_.tx_frames();
     if (tx.size() != tx0 + n) return fail("TX frames vs. rejects");
     // the probe records of this point, by tag
-    const uint32_t mask = dev_.sq().size() - 1;
-    std::map<uint32_t, uint64_t> p_db, p_desc, p_pd, p_first, p_last, p_cqe;
-    for (const auto& r : probes_) {
-      switch (r.stage) {
-        case R::ProbeStage::DOORBELL:
-          p_db[r.tag & 0x7FFF] = r.cycle;
-          break;
-        case R::ProbeStage::DESC_AVAIL:
-          p_desc[r.tag & 0x7FFF] = r.cycle;
-          break;
-        case R::ProbeStage::PD_READY:
-          p_pd[r.tag] = r.cycle;
-          break;
-        case R::ProbeStage::REJ_FIRST_HOST:
-          p_first[r.tag] = r.cycle;
-          break;
-        case R::ProbeStage::REJ_LAST:
-          p_last[r.tag] = r.cycle;
-          break;
-        case R::ProbeStage::CQE_WRITTEN:
-          p_cqe[r.tag] = r.cycle;
-          break;
-        default:
-          return fail(std::string("unexpected probe record ") + R::name(r.stage));
-      }
+    bouncer::RejectProbeIndex pidx;
+    if (const size_t other = pidx.add(probes_); other != 0) {
+      return fail(std::to_string(other) + " unexpected probe records (not of a host reject)");
     }
     const bool use_probes = probes_lost_ == 0;
     if (!use_probes) ++probe_fallback_;
@@ -339,28 +298,22 @@ class Bench {
         ++cqe_lat_agree_;
       }
       if (!use_probes) continue;
-      const uint32_t port = ctx[i].rem_port;
-      const uint32_t host_port = port | 0x10000u;
-      const uint32_t pi = (idx[i] + 1u) & mask;
-      if (!p_db.count(pi) || !p_desc.count(idx[i]) || !p_pd.count(host_port) ||
-          !p_first.count(port) || !p_last.count(host_port) || !p_cqe.count(idx[i])) {
-        return fail("a probe record is missing for reject " + std::to_string(i));
-      }
-      const uint64_t d = p_db[pi];
+      const auto st = pidx.find(idx[i], ctx[i].rem_port, dev_.sq().size());
+      if (!st) return fail("a probe record is missing for reject " + std::to_string(i));
+      const uint64_t d = st->doorbell;
       // cross-check with the testbench (exact: doorbell, first and last beat)
-      if (d != db[i] || p_first[port] != f.first_cycle || p_last[host_port] != f.last_cycle ||
-          p_cqe[idx[i]] > cqe[i] || (k == 1 && p_cqe[idx[i]] != cqe[i])) {
+      if (d != db[i] || st->first != f.first_cycle || st->last != f.last_cycle ||
+          st->cqe > cqe[i] || (k == 1 && st->cqe != cqe[i])) {
         return fail("probe vs. testbench mismatch at reject " + std::to_string(i) + ": doorbell " +
                     std::to_string(d) + "/" + std::to_string(db[i]) + ", first " +
-                    std::to_string(p_first[port]) + "/" + std::to_string(f.first_cycle) +
-                    ", last " + std::to_string(p_last[host_port]) + "/" +
-                    std::to_string(f.last_cycle) + ", CQE " + std::to_string(p_cqe[idx[i]]) + "/" +
-                    std::to_string(cqe[i]));
+                    std::to_string(st->first) + "/" + std::to_string(f.first_cycle) + ", last " +
+                    std::to_string(st->last) + "/" + std::to_string(f.last_cycle) + ", CQE " +
+                    std::to_string(st->cqe) + "/" + std::to_string(cqe[i]));
       }
       ++probe_agree_;
-      to_desc[i] = p_desc[idx[i]] - d;
-      to_pd[i] = p_pd[host_port] - d;
-      to_cqe[i] = p_cqe[idx[i]] - d;  // the probe's figure (first/last are equal anyway)
+      to_desc[i] = st->desc - d;
+      to_pd[i] = st->pd - d;
+      to_cqe[i] = st->cqe - d;  // the probe's figure (first/last are equal anyway)
     }
     const char* src = use_probes ? "probes" : "testbench";
     if (use_probes) {
@@ -536,11 +489,6 @@ class Bench {
   }
 
   // A probe record with its full cycle number.
-  struct Probe {
-    uint64_t cycle;
-    R::ProbeStage stage;
-    uint32_t tag;
-  };
 
   // Empties the probe FIFO and starts capturing (PROBE_CTRL), forgetting earlier records.
   bool start_probes() {
@@ -613,7 +561,7 @@ class Bench {
   uint32_t watch_ = 0;
   uint64_t watch_pol_ = 1;
   uint64_t cqe_lat_agree_ = 0, cqe_lat_total_ = 0, pshdrop_ = 0;
-  std::vector<Probe> probes_;
+  std::vector<bouncer::ProbeStamp> probes_;
   uint32_t probes_lost_ = 0;
   uint64_t probe_agree_ = 0, probe_fallback_ = 0;
   unsigned listen_seq_ = 0, peer_seq_ = 0;

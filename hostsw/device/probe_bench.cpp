@@ -15,29 +15,6 @@ namespace {
 
 namespace R = regs;
 
-CmContext bench_ctx(std::mt19937_64& rng, uint32_t cm_id, unsigned rev,
-                    const std::array<uint8_t, 6>& own_mac) {
-  CmContext c;
-  // 02:00:5e:10:xx:xx, never the device's own MAC: a looped-back reject is dropped at RX
-  c.rem_mac = {
-      0x02, 0x00, 0x5e, 0x10, static_cast<uint8_t>(cm_id >> 8), static_cast<uint8_t>(cm_id)};
-  if (c.rem_mac == own_mac) c.rem_mac[2] ^= 1;
-  c.loc_mac = own_mac;
-  c.loc_ip = 0x0A000001;
-  c.rem_ip = 0x0A000100 | (cm_id & 0xFF);
-  c.loc_port = 4791;
-  c.rem_port = static_cast<uint16_t>(40000 + cm_id);
-  c.rcv_wnd = static_cast<uint16_t>(0x1000 + (rng() & 0xFFF));
-  c.ttl = 64;
-  c.snd_nxt = static_cast<uint32_t>(rng());
-  c.rcv_nxt = static_cast<uint32_t>(rng());
-  c.req_rev = static_cast<uint8_t>(rev);
-  c.req_flags = static_cast<uint8_t>(0x40 | (rev == 2 ? CmContext::kMpaFlagEnhanced : 0));
-  c.ip_id = static_cast<uint16_t>(rng());
-  c.req_ird_ord = 0x80104010u;
-  return c;
-}
-
 // Nearest-rank percentiles (median: the lower middle element).
 void fill_stats(ProbeLatency& r, std::vector<uint64_t> v) {
   std::sort(v.begin(), v.end());
@@ -65,7 +42,7 @@ class ProbeBench {
     std::vector<CmContext> ctx(n);
     std::vector<std::vector<std::byte>> pd(n);
     for (unsigned i = 0; i < n; ++i) {
-      ctx[i] = bench_ctx(rng_, i, rev, own_mac_);
+      ctx[i] = bench_context(rng_, i, rev, own_mac_);
       if (auto r = cm_.write_context(i, ctx[i]); !r.ok()) return r.error();
       pd[i].resize(pd_len);
       for (auto& b : pd[i]) b = static_cast<std::byte>(rng_());
@@ -118,47 +95,20 @@ class ProbeBench {
                                "samples per point",
                                st->lost)};
     }
-    const uint32_t mask = dev_.sq().size() - 1;
-    std::map<uint32_t, uint64_t> p_db, p_desc, p_pd, p_first, p_last, p_cqe;
-    for (const auto& r : records_) {
-      switch (r.stage) {
-        case R::ProbeStage::DOORBELL:
-          p_db[r.tag & 0x7FFF] = r.cycle;
-          break;
-        case R::ProbeStage::DESC_AVAIL:
-          p_desc[r.tag & 0x7FFF] = r.cycle;
-          break;
-        case R::ProbeStage::PD_READY:
-          p_pd[r.tag] = r.cycle;
-          break;
-        case R::ProbeStage::REJ_FIRST_HOST:
-          p_first[r.tag] = r.cycle;
-          break;
-        case R::ProbeStage::REJ_LAST:
-          p_last[r.tag] = r.cycle;
-          break;
-        case R::ProbeStage::CQE_WRITTEN:
-          p_cqe[r.tag] = r.cycle;
-          break;
-        default:
-          break;  // RX-side records (a looped-back reject's SYN_IN never happens; others ignored)
-      }
-    }
+    RejectProbeIndex pidx;
+    pidx.add(records_);
     std::vector<uint64_t> s_desc(n), s_pd(n), s_first(n), s_last(n), s_cqe(n);
     for (unsigned i = 0; i < n; ++i) {
-      const uint32_t port = ctx[i].rem_port, host_port = port | 0x10000u;
-      const uint32_t pi = (idx[i] + 1u) & mask;
-      if (!p_db.count(pi) || !p_desc.count(idx[i]) || !p_pd.count(host_port) ||
-          !p_first.count(port) || !p_last.count(host_port) || !p_cqe.count(idx[i])) {
+      const auto st = pidx.find(idx[i], ctx[i].rem_port, dev_.sq().size());
+      if (!st) {
         return Error{Errc::kHardware,
                      fmt::format("bench: a probe record is missing for reject {}", i)};
       }
-      const uint64_t d = p_db[pi];
-      s_desc[i] = p_desc[idx[i]] - d;
-      s_pd[i] = p_pd[host_port] - d;
-      s_first[i] = p_first[port] - d;
-      s_last[i] = p_last[host_port] - d;
-      s_cqe[i] = p_cqe[idx[i]] - d;
+      s_desc[i] = st->desc - st->doorbell;
+      s_pd[i] = st->pd - st->doorbell;
+      s_first[i] = st->first - st->doorbell;
+      s_last[i] = st->last - st->doorbell;
+      s_cqe[i] = st->cqe - st->doorbell;
     }
     const std::pair<const char*, std::vector<uint64_t>*> stages[] = {
         {"doorbell_to_desc", &s_desc},
@@ -193,20 +143,82 @@ class ProbeBench {
   std::array<uint8_t, 6> own_mac_ = {0x02, 0xbb, 0xcc, 0xdd, 0xee, 0x01};
 
  private:
-  struct Rec {
-    uint64_t cycle;
-    R::ProbeStage stage;
-    uint32_t tag;
-  };
   Device& dev_;
   Cm& cm_;
   hal::Device& hal_;
   const ProbeBenchConfig& cfg_;
   std::mt19937_64 rng_{4791};
-  std::vector<Rec> records_;
+  std::vector<ProbeStamp> records_;
 };
 
 }  // namespace
+
+size_t RejectProbeIndex::add(std::span<const ProbeStamp> recs) {
+  size_t other = 0;
+  for (const auto& r : recs) {
+    switch (r.stage) {
+      case R::ProbeStage::DOORBELL:
+        db_[r.tag & 0x7FFF] = r.cycle;
+        break;
+      case R::ProbeStage::DESC_AVAIL:
+        desc_[r.tag & 0x7FFF] = r.cycle;
+        break;
+      case R::ProbeStage::PD_READY:
+        pd_[r.tag] = r.cycle;
+        break;
+      case R::ProbeStage::REJ_FIRST_HOST:
+        first_[r.tag] = r.cycle;
+        break;
+      case R::ProbeStage::REJ_LAST:
+        last_[r.tag] = r.cycle;
+        break;
+      case R::ProbeStage::CQE_WRITTEN:
+        cqe_[r.tag] = r.cycle;
+        break;
+      default:
+        ++other;
+    }
+  }
+  return other;
+}
+
+std::optional<RejectStamps> RejectProbeIndex::find(uint16_t wqe_idx, uint16_t rem_port,
+                                                   uint32_t sq_size) const {
+  const uint32_t port = rem_port, host_port = port | 0x10000u;
+  const uint32_t pi = (wqe_idx + 1u) & (sq_size - 1);
+  auto get = [](const std::map<uint32_t, uint64_t>& m, uint32_t k) -> std::optional<uint64_t> {
+    auto it = m.find(k);
+    if (it == m.end()) return std::nullopt;
+    return it->second;
+  };
+  const auto db = get(db_, pi), desc = get(desc_, wqe_idx), pd = get(pd_, host_port),
+             first = get(first_, port), last = get(last_, host_port), cqe = get(cqe_, wqe_idx);
+  if (!db || !desc || !pd || !first || !last || !cqe) return std::nullopt;
+  return RejectStamps{*db, *desc, *pd, *first, *last, *cqe};
+}
+
+CmContext bench_context(std::mt19937_64& rng, uint32_t cm_id, unsigned rev,
+                        const std::array<uint8_t, 6>& own_mac) {
+  CmContext c;
+  // 02:00:5e:10:xx:xx, never the device's own MAC: a looped-back reject is dropped at RX
+  c.rem_mac = {
+      0x02, 0x00, 0x5e, 0x10, static_cast<uint8_t>(cm_id >> 8), static_cast<uint8_t>(cm_id)};
+  if (c.rem_mac == own_mac) c.rem_mac[2] ^= 1;
+  c.loc_mac = own_mac;
+  c.loc_ip = 0x0A000001;
+  c.rem_ip = 0x0A000100 | (cm_id & 0xFF);
+  c.loc_port = 4791;
+  c.rem_port = static_cast<uint16_t>(40000 + cm_id);
+  c.rcv_wnd = static_cast<uint16_t>(0x1000 + (rng() & 0xFFF));
+  c.ttl = 64;
+  c.snd_nxt = static_cast<uint32_t>(rng());
+  c.rcv_nxt = static_cast<uint32_t>(rng());
+  c.req_rev = static_cast<uint8_t>(rev);
+  c.req_flags = static_cast<uint8_t>(0x40 | (rev == 2 ? CmContext::kMpaFlagEnhanced : 0));
+  c.ip_id = static_cast<uint16_t>(rng());
+  c.req_ird_ord = 0x80104010u;
+  return c;
+}
 
 Result<std::vector<ProbeLatency>> run_probe_bench(Device& dev, Cm& cm,
                                                   const ProbeBenchConfig& cfg) {

@@ -18,7 +18,12 @@
 // dropped there by the MAC filter; nothing leaves the card.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
+#include <optional>
+#include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,6 +51,39 @@ struct ProbeLatency {
   uint64_t mem_latency = 0;
   uint64_t min = 0, median = 0, p99 = 0, max = 0;
 };
+
+/// A probe record with its full cycle number (probe_cycle64).
+struct ProbeStamp {
+  uint64_t cycle = 0;
+  regs::ProbeStage stage = regs::ProbeStage::NONE;
+  uint32_t tag = 0;
+};
+
+/// The probe stamps of one host reject.
+struct RejectStamps {
+  uint64_t doorbell = 0, desc = 0, pd = 0, first = 0, last = 0, cqe = 0;
+};
+
+/// The SQ-side probe records of a run, by stage and tag (the tags of docs/register-map.md,
+/// `probe_stage`: DOORBELL by the producer index after the post, DESC_AVAIL and CQE_WRITTEN
+/// by wqe_idx, PD_READY and REJ_LAST by 0x10000 | remote port, REJ_FIRST_HOST by remote port).
+class RejectProbeIndex {
+ public:
+  /// Adds records; returns how many were of other stages (the RX side), which it ignores.
+  size_t add(std::span<const ProbeStamp> recs);
+  /// The stamps of the reject posted at `wqe_idx` to remote port `rem_port`, in an SQ of
+  /// `sq_size` entries; nullopt when one of them is missing.
+  std::optional<RejectStamps> find(uint16_t wqe_idx, uint16_t rem_port, uint32_t sq_size) const;
+
+ private:
+  std::map<uint32_t, uint64_t> db_, desc_, pd_, first_, last_, cqe_;
+};
+
+/// The host-written context the benches use for cm_id: remote MAC 02:00:5e:10:<cm_id>, IP
+/// 10.0.1.<cm_id>, port 40000 + cm_id, random window / sequence numbers / IP ID from `rng`,
+/// the request's revision `rev` (rev 2 enhanced). The remote MAC is never `own_mac`.
+CmContext bench_context(std::mt19937_64& rng, uint32_t cm_id, unsigned rev,
+                        const std::array<uint8_t, 6>& own_mac);
 
 /// Runs the sweep; every point's records in order. Errors: Errc::kState (no probes in this
 /// build, or the device is busy), Errc::kTimeout, Errc::kHardware (a completion with an error,
