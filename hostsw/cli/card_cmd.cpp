@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <memory>
 
 #include "bouncer/device.hpp"
 #include "bouncer/selftest.hpp"
@@ -22,25 +23,32 @@ int run_probe(const CardOptions& o) {
   return rep.ok() ? 0 : kExitCannotRun;
 }
 
-int run_selftest(const CardOptions& o) {
+// Loads the xclbin and opens the card for `who`; prints why and returns nullptr when it cannot.
+std::unique_ptr<card::XrtDevice> open_card(const CardOptions& o, const char* who) {
   card::XrtOptions xo;
   xo.device = o.device;
   xo.xclbin = o.xclbin;
   xo.kernel_clock_mhz = o.clock_mhz;
   auto xrt = card::XrtDevice::open(xo);
   if (!xrt) {
-    fmt::print(stderr, "bouncer card selftest: {}\n", xrt.error().message);
+    fmt::print(stderr, "{}: {}\n", who, xrt.error().message);
     if (xrt.error().code == Errc::kNoDevice) {
       fmt::print(stderr, "(`bouncer card probe` lists what this machine has)\n");
     }
-    return kExitCannotRun;
+    return nullptr;
   }
-  const auto& info = (*xrt)->info();
+  return std::move(xrt).value();
+}
+
+int run_selftest(const CardOptions& o) {
+  auto xrt = open_card(o, "bouncer card selftest");
+  if (!xrt) return kExitCannotRun;
+  const auto& info = xrt->info();
   fmt::print("device {} ({}), xclbin {}, IP {}, host memory bank {} ({})\n", info.bdf, info.name,
              info.xclbin_uuid, info.ip_name, info.host_bank, info.host_bank_tag);
   int rc = 0;
   {
-    auto dev = Device::open(**xrt);
+    auto dev = Device::open(*xrt);
     if (!dev) {
       fmt::print(stderr, "bouncer card selftest: {}\n", dev.error().message);
       rc = kExitCannotRun;
@@ -60,7 +68,7 @@ int run_selftest(const CardOptions& o) {
       }
     }
   }  // Device closed (CTRL = 0) before the XRT device goes
-  if (const auto& f = (*xrt)->fault()) {
+  if (const auto& f = xrt->fault()) {
     fmt::print(stderr, "bouncer card selftest: {}\n", f->message);
     rc = kExitFailed;
   }
@@ -76,21 +84,11 @@ int run_bench(const CardOptions& o) {
     return kExitCannotRun;
   }
   cfg.loopback = true;  // nothing leaves the card: the rejects are dropped at its own RX
-  card::XrtOptions xo;
-  xo.device = o.device;
-  xo.xclbin = o.xclbin;
-  xo.kernel_clock_mhz = o.clock_mhz;
-  auto xrt = card::XrtDevice::open(xo);
-  if (!xrt) {
-    fmt::print(stderr, "bouncer card bench: {}\n", xrt.error().message);
-    if (xrt.error().code == Errc::kNoDevice) {
-      fmt::print(stderr, "(`bouncer card probe` lists what this machine has)\n");
-    }
-    return kExitCannotRun;
-  }
+  auto xrt = open_card(o, "bouncer card bench");
+  if (!xrt) return kExitCannotRun;
   int rc = 0;
   {
-    auto dev = Device::open(**xrt);
+    auto dev = Device::open(*xrt);
     if (!dev) {
       fmt::print(stderr, "bouncer card bench: {}\n", dev.error().message);
       rc = kExitCannotRun;
@@ -98,7 +96,7 @@ int run_bench(const CardOptions& o) {
       rc = run_bench_on(**dev, o.bench_opts, cfg, "bouncer card bench") == 0 ? 0 : kExitFailed;
     }
   }
-  if (const auto& f = (*xrt)->fault()) {
+  if (const auto& f = xrt->fault()) {
     fmt::print(stderr, "bouncer card bench: {}\n", f->message);
     rc = kExitFailed;
   }
