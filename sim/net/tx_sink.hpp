@@ -30,6 +30,15 @@ class TxSink {
   uint64_t stall_cycles() const { return stall_cycles_; }
   // First cycle of the frame being received (some beats in, no tlast yet), else UINT64_MAX.
   uint64_t open_first() const { return frame_.empty() ? UINT64_MAX : frame_first_; }
+  // The core went into reset (Platform::hold_reset): the frame being received is dropped and
+  // a stalled beat forgotten (a source in reset may drop tvalid). True if a frame was open.
+  bool abort() {
+    const bool open = !frame_.empty() || stalled_;
+    frame_.clear();
+    stalled_ = false;
+    ready_now_ = false;
+    return open;
+  }
 
   template <class V>
   void pre_edge(const V& m, uint64_t edge) {

@@ -46,6 +46,18 @@ class AxiDmaAdapter : public sc_core::sc_module {
   }
   void clear_error_ranges() { err_ranges_.clear(); }
   bool idle() const { return rq_count_ == 0 && wq_count_ == 0 && bq_count_ == 0; }
+  // Reset together with the core (Platform::hold_reset): drops every burst in flight (reads
+  // not answered, writes without their WLAST beat not committed, B responses not given) and
+  // forgets the AR/AW stability checks. Injected faults stay. Returns the bursts dropped.
+  uint64_t reset() {
+    const uint64_t n = uint64_t{rq_count_} + wq_count_ + bq_count_;
+    rq_head_ = rq_count_ = 0;
+    wq_head_ = wq_count_ = 0;
+    bq_head_ = bq_count_ = 0;
+    r_valid_ = b_valid_ = false;
+    ar_held_ = aw_held_ = false;
+    return n;
+  }
 
   // Pre-edge: handshakes with the values the device sees at this edge.
   template <class V>

@@ -88,6 +88,32 @@ class CoreImpl final : public CoreModel {
     m_->eval();
   }
 
+  void set_reset(bool hold) override {
+    if (finished_ || hold == held_) return;
+    V& m = *m_;
+    if (hold) {
+      held_ = true;
+      held_edges_ = 0;
+      ++stats_.reset_holds;
+      stats_.dma_abandoned += dma_.reset();
+      if (tx_.abort()) ++stats_.tx_frames_aborted;
+      m.rst = 1;
+      drive_idle_bus(m);
+      m.eval();
+      return;
+    }
+    const uint64_t need = std::max(1u, cfg_.reset_cycles);
+    if (held_edges_ < need) run(need - held_edges_);
+    held_ = false;
+    m.rst = 0;
+    dma_.drive(m, cycle_);
+    tx_.drive(m);
+    m.eval();
+  }
+
+  bool reset_held() const override { return held_; }
+  bool in_loop() const override { return in_loop_; }
+
   void flush_trace() override {
     if (tfp_) tfp_->flush();
   }
@@ -169,12 +195,53 @@ class CoreImpl final : public CoreModel {
     m.s_axis_rx_tvalid = 0;
   }
 
+  // The inputs the host side drives (AXI4-Lite master, DMA slave, TX tready) idle; the RX
+  // port is left to the RX source.
+  static void drive_idle_bus(V& m) {
+    m.s_axil_awvalid = 0;
+    m.s_axil_wvalid = 0;
+    m.s_axil_bready = 0;
+    m.s_axil_arvalid = 0;
+    m.s_axil_rready = 0;
+    m.m_axi_awready = 0;
+    m.m_axi_wready = 0;
+    m.m_axi_bvalid = 0;
+    m.m_axi_arready = 0;
+    m.m_axi_rvalid = 0;
+    m.m_axi_rlast = 0;
+    m.m_axis_tx_tready = 0;
+  }
+
+  // One cycle with reset held: only the network side and the RX port run; the DMA slave and
+  // the TX sink neither look nor drive (their inputs stay idle).
+  void held_tick() {
+    V& m = *m_;
+    const uint64_t edge = cycle_ + 1;
+    if (rx_beats_ != nullptr) log_rx_beat(m, edge);
+    rx_.pre_edge(m, edge);
+    m.clk = 1;
+    m.eval();
+    ++edges_;
+    if (tfp_) tfp_->dump(edges_ * period_ps_);
+    cycle_ = edge;
+    ++held_edges_;
+    ++stats_.reset_held_cycles;
+    drive_net(m, edge + 1);
+    m.clk = 0;
+    m.eval();
+    if (tfp_) tfp_->dump(edges_ * period_ps_ + period_ps_ / 2);
+  }
+
   void dump(uint64_t t) {
     if (tfp_) tfp_->dump(t);
   }
 
   // One core clock cycle (see core_model.hpp).
   inline void tick() {
+    if (held_) [[unlikely]] {
+      held_tick();
+      return;
+    }
     V& m = *m_;
     const uint64_t edge = cycle_ + 1;
     if (op_.active) axil_pre_edge(m, edge);
@@ -217,6 +284,7 @@ class CoreImpl final : public CoreModel {
     if (n == 0) return {0, 0};
     const InLoop guard(in_loop_);
     if (cfg_.mmio_cycles != 0) run(cfg_.mmio_cycles);
+    if (held_) return axil_in_reset(write, rdata, n, start);
     op_ = AxilOp{};
     op_.pending = true;
     op_.write = write;
@@ -241,6 +309,23 @@ class CoreImpl final : public CoreModel {
       stats_.mmio_reads += n;
     if (op_.resp != 0) ++stats_.mmio_errors;
     return {cycle_ - start, op_.resp};
+  }
+
+  // Reset held: the platform answers in the core's place (see Platform::hold_reset), 2 cycles
+  // per word (address, response); writes are dropped, reads return reset_read_value.
+  AxilResult axil_in_reset(bool write, uint32_t* rdata, size_t n, uint64_t start) {
+    for (size_t i = 0; i < n; ++i) {
+      tick();
+      tick();
+      if (!write) rdata[i] = cfg_.reset_read_value;
+    }
+    if (write)
+      stats_.mmio_writes += n;
+    else
+      stats_.mmio_reads += n;
+    stats_.mmio_in_reset += n;
+    ++stats_.mmio_errors;
+    return {cycle_ - start, 2};
   }
 
   void axil_pre_edge(const V& m, uint64_t edge) {
@@ -325,6 +410,8 @@ class CoreImpl final : public CoreModel {
   AxilOp op_;
   bool finished_ = false;
   bool in_loop_ = false;
+  bool held_ = false;        // reset held at run time (set_reset)
+  uint64_t held_edges_ = 0;  // edges since the assertion
 };
 
 }  // namespace

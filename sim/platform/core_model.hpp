@@ -37,6 +37,7 @@ struct CoreConfig {
   unsigned reset_cycles = 16;
   uint64_t mmio_cycles = 0;
   uint64_t mmio_timeout_cycles = 1'000'000;
+  uint32_t reset_read_value = 0xFFFF'FFFFu;  // MMIO read data while reset is held
 };
 
 struct AxilResult {
@@ -61,6 +62,14 @@ class CoreModel {
   // it (then eval with clk=0), so the change can act at the very next edge. A no-op inside the
   // clock loop (e.g. from a TX observer), where step 3 of the next drive phase does the same.
   virtual void poke() = 0;
+  // Reset held at run time (Platform::hold_reset, whose comment is the contract): true asserts
+  // rst for the next edge on, drops the DMA slave's bursts in flight and the TX frame being
+  // received; false releases it after at least reset_cycles held edges. Must not be called
+  // inside the clock loop (in_loop()).
+  virtual void set_reset(bool hold) = 0;
+  virtual bool reset_held() const = 0;
+  // Inside the clock loop (a TX observer or the network's callbacks run there).
+  virtual bool in_loop() const = 0;
   // Flush the waveform (e.g. before abort); safe to call repeatedly.
   virtual void flush_trace() = 0;
   // model->final() and close the waveform. No ticks afterwards.

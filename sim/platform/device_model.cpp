@@ -29,6 +29,7 @@ DeviceModel::DeviceModel(sc_core::sc_module_name name, const PlatformConfig& cfg
   cc.reset_cycles = cfg.reset_cycles;
   cc.mmio_cycles = cfg.mmio_cycles;
   cc.mmio_timeout_cycles = cfg.mmio_timeout_cycles;
+  cc.reset_read_value = cfg.reset_read_value;
   core_ = make_core_model(cc, dma, tx_, rx_, net, mmio_log, stats, rx_beats);
   regs.register_b_transport(this, &DeviceModel::b_transport);
 }

@@ -218,6 +218,18 @@ std::span<std::byte> Platform::host_memory(uint64_t addr, size_t len) {
 
 bool Platform::irq() const { return impl_->top->dev.core().irq(); }
 
+void Platform::hold_reset(bool hold) {
+  CoreModel& core = impl_->top->dev.core();
+  if (core.in_loop())
+    throw std::logic_error(
+        "Platform::hold_reset: not callable inside the clock loop (TX observer)");
+  core.set_reset(hold);
+  // Frames held back behind a TX frame that the assertion cut off can be written now.
+  if (hold && impl_->pcap) impl_->pcap->release(impl_->capture_horizon());
+}
+
+bool Platform::reset_held() const { return impl_->top->dev.core().reset_held(); }
+
 size_t Platform::add_peer(peer::InitiatorConfig cfg, uint64_t start_cycle) {
   Impl& im = *impl_;
   const size_t idx = im.net->add_peer(std::move(cfg), std::max(start_cycle, cycles() + 1));

@@ -48,6 +48,10 @@ struct PlatformConfig {
   uint64_t host_mem_bytes = 1ull << 30;       // capacity of host memory (reserved lazily)
   unsigned reset_cycles = 16;                 // rst is held for this many cycles at construction
   uint64_t mmio_timeout_cycles = 1'000'000;   // abort if an AXI4-Lite access gets no response
+  // What an MMIO read returns while the core is held in reset (Platform::hold_reset): the
+  // platform answers in the core's place. Default all ones, what a CPU reads from a PCIe
+  // device whose BAR read ends in a completion timeout or completer abort.
+  uint32_t reset_read_value = 0xFFFF'FFFFu;
   // --- network side ---
   double loss_to_bouncer = 0.0;     // probability that the wire loses a frame a peer sent
   double loss_from_bouncer = 0.0;   // probability that the wire loses a frame the core sent
@@ -126,6 +130,13 @@ struct PlatformStats {
   uint64_t dma_write_beats = 0;
   uint64_t dma_errors = 0;      // bursts answered with SLVERR or DECERR
   uint64_t dma_unanswered = 0;  // bursts never answered (DmaFault::kNoResponse)
+  // --- reset held at run time (Platform::hold_reset) ---
+  uint64_t reset_holds = 0;        // hold_reset(true) calls that asserted reset
+  uint64_t reset_held_cycles = 0;  // edges with reset held (the construction-time reset excluded)
+  uint64_t mmio_in_reset = 0;      // words answered by the platform while held (also counted in
+                                   // mmio_reads / mmio_writes, and as errors in mmio_errors)
+  uint64_t dma_abandoned = 0;      // DMA bursts the host-memory slave dropped at the assertion
+  uint64_t tx_frames_aborted = 0;  // TX frames cut off by the assertion (not in tx_frames())
   uint64_t tx_beats = 0;
   uint64_t tx_stall_cycles = 0;  // cycles with tvalid=1 and tready=0
   // --- network side ---
@@ -184,6 +195,28 @@ class Platform {  // one per process (SystemC elaborates once per process)
   std::span<std::byte> host_memory(uint64_t addr, size_t len);
   // Level of the irq output after the last simulated edge.
   bool irq() const;
+
+  // Holds the core in reset (rst = 1) from the next edge on, with its clock running, until
+  // hold_reset(false); a hung or powered-down device for driver tests. Callable from a host
+  // job (between MMIO accesses) or between run() calls; std::logic_error from a TX observer.
+  // While held:
+  //  - MMIO: the core's AXI4-Lite slave does not answer in reset, so the platform answers in
+  //    its place (an interconnect's default slave): each word takes 2 cycles (plus
+  //    mmio_cycles), a read returns PlatformConfig::reset_read_value, a write is dropped (not in
+  //    mmio_writes()); the TLM response is SLVERR (TLM_GENERIC_ERROR_RESPONSE), which the
+  //    hal::Device does not report: the driver only sees the value, as on PCIe.
+  //  - DMA: at the assertion the host-memory slave drops every burst in flight (reset together
+  //    with the core: reads never answered, writes without WLAST not committed, B responses
+  //    not given; PlatformStats::dma_abandoned), then drives its AXI inputs idle.
+  //  - TX: a frame being transferred is dropped (tx_frames_aborted); tready is 0.
+  //  - RX: unchanged. The port's tready is 1 in reset, so frames arriving while held are
+  //    taken and lost; a frame still being transferred at the release enters as a fragment.
+  //  - cycles() keeps counting (the core's own CYCLE counter restarts at the release).
+  // hold_reset(false) releases rst at the next edge, after at least PlatformConfig::
+  // reset_cycles edges in reset (the remainder is run first). Repeated calls with the same
+  // value do nothing.
+  void hold_reset(bool hold);
+  bool reset_held() const;
 
   // --- network side ---
   // A simulated iWARP initiator whose frames go (through the wire) to the RX port and which
