@@ -264,7 +264,10 @@ uint32_t Device::cm_conns() {
 
 bool Device::cm_ready() {
   std::lock_guard lk(mu_);
-  return regs::field::STATUS::CM_READY.get(hal_.read32(r::STATUS)) != 0;
+  const uint32_t status = hal_.read32(r::STATUS);
+  // All ones is no device answering (a failed PCIe read, a core held in reset), never a real
+  // STATUS: its bits above CM_READY read 0.
+  return status != 0xFFFF'FFFFu && regs::field::STATUS::CM_READY.get(status) != 0;
 }
 
 Result<void> Device::wait_cm_ready(uint64_t timeout_cycles) {
