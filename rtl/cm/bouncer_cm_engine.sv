@@ -468,14 +468,18 @@ module bouncer_cm_engine #(
     st    = ctx_q.state;
     in_order  = (r_seq == ctx_q.rcv_nxt);
     all_acked = (r_ack == ctx_q.snd_nxt);
-    ack_ok    = !($signed(r_ack - ctx_q.snd_nxt) > 0);
+    // acceptable: ISS + 1 <= SEG.ACK <= SND_NXT (RFC 5961 5.2 with SND.UNA - MAX.SND.WND
+    // taken as ISS + 1: an ACK of less than the SYN-ACK, or from the far past, is not)
+    ack_ok    = ((r_ack - ctx_q.iss - 32'd1) <= (ctx_q.snd_nxt - ctx_q.iss - 32'd1));
     // every reply below that is an ACK uses the current numbers
     pl_rx.kind_a = K_ACK;
     pl_rx.seq_a  = ctx_q.snd_nxt;
     pl_rx.ack_a  = ctx_q.rcv_nxt;
     pl_rx.ipid_a = ctx_q.ip_id;
     if (!ctx_q.ctx_valid || st == bouncer_regs_pkg::CM_STATE_PEER_RESET) begin
-      // nothing to do: a RST already ended the exchange; the host's reject frees the node
+      // nothing to do: a RST already ended the exchange; the host's reject frees the node.
+      // The segment is counted as one that fits no window.
+      pl_rx.stat[ST_OOW] = 1'b1;
     end else if (r_flags[2]) begin                                  // RST
       if (in_order) begin
         pl_rx.stat[ST_RST_RX] = 1'b1;
@@ -571,6 +575,14 @@ module bouncer_cm_engine #(
           pl_rx.stat[ST_OOW]    = 1'b1;   // data we never accept: not acknowledged
           pl_rx.stat[ST_ACK_TX] = !pl_rx.ctrl_a;
           pl_rx.ctrl_a          = 1'b1;
+        end
+      end else if (r_flags[0] && !pl_rx.free && ctx_q.peer_fin) begin
+        // a FIN after their FIN: no sequence space follows a FIN, so it is not taken; it is
+        // answered with the current numbers (an ACK, or the FIN this ACK released)
+        pl_rx.stat[ST_OOW] = 1'b1;
+        if (!pl_rx.ctrl_a) begin
+          pl_rx.ctrl_a = 1'b1;
+          pl_rx.stat[ST_ACK_TX] = 1'b1;
         end
       end else if (r_flags[0] && !pl_rx.free) begin                 // FIN, in order
         nc_rx.rcv_nxt  = ctx_q.rcv_nxt + 32'd1;
