@@ -27,6 +27,21 @@ constexpr size_t kCtxBytes = regs::kCmCtxBytes;
 
 const char* cqp_op_name(uint8_t op) { return regs::name(static_cast<regs::CqpOp>(op)); }
 
+std::string qerr_text(uint8_t cause) {
+  switch (cause) {
+    case static_cast<uint8_t>(regs::QerrCause::DB_RANGE):
+      return "DB_RANGE (doorbell index at or above the ring size)";
+    case static_cast<uint8_t>(regs::QerrCause::DB_LAP):
+      return "DB_LAP (the producer index lapped the consumer)";
+    case static_cast<uint8_t>(regs::QerrCause::RING_ALIGN):
+      return "RING_ALIGN (ring base not 64-byte aligned)";
+    case static_cast<uint8_t>(regs::QerrCause::CQ_ALIGN):
+      return "CQ_ALIGN (completion ring base not 32-byte aligned)";
+    default:
+      return fmt::format("cause {}", cause);
+  }
+}
+
 void write_base(hal::Device& hal, uint32_t lo_reg, uint64_t addr) {
   hal.write32(lo_reg, static_cast<uint32_t>(addr));
   hal.write32(lo_reg + 4, static_cast<uint32_t>(addr >> 32));
@@ -308,6 +323,13 @@ Result<Device::CqpDone> Device::cqp_poll_for_done(uint16_t wqe_idx, uint8_t opco
     }
     const uint64_t now = hal_.now_cycles();
     if (now >= deadline) {
+      if (const auto q = regs::field::QERR::CQP.get(hal_.read32(r::QERR)); q != 0) {
+        return make_error(
+            Errc::kQueueError,
+            fmt::format("CQP {} cm_id {}: the CQP is in queue error: {}; its "
+                        "doorbells are ignored until Device::reset_cqp()",
+                        cqp_op_name(opcode), cm_id, qerr_text(static_cast<uint8_t>(q))));
+      }
       return make_error(Errc::kTimeout,
                         fmt::format("CQP {} cm_id {}: no CCQE after {} cycles (wqe_idx {}, "
                                     "CQP_CI {}, CCQ_TAIL {})",
@@ -407,7 +429,7 @@ Result<uint16_t> Device::post_reject(const RejectWqe& w) {
     return make_error(Errc::kInvalidArgument, fmt::format("cm_id {} has no PD-area slot (depth {})",
                                                           w.cm_id, caps_.ctx_depth));
   }
-  auto slot = sq_.get_next_wqe();
+  auto slot = next_sq_slot();
   if (!slot) {
     return make_error(Errc::kRingFull,
                       fmt::format("SQ full ({} of {} slots outstanding); poll completions",
@@ -458,7 +480,7 @@ Result<uint16_t> Device::post_nop(uint64_t wr_id, bool push) {
   if (push && !caps_.push) {
     return make_error(Errc::kInvalidArgument, "push mode requested but CAPS.PUSH is 0");
   }
-  auto slot = sq_.get_next_wqe();
+  auto slot = next_sq_slot();
   if (!slot) {
     return make_error(Errc::kRingFull,
                       fmt::format("SQ full ({} of {} slots outstanding); poll completions",
@@ -475,7 +497,7 @@ Result<uint16_t> Device::post_nop(uint64_t wr_id, bool push) {
 void Device::publish_sq(queues::WqeSlot slot, std::span<const std::byte> image, bool push,
                         uint64_t wr_id, uint32_t cm_id) {
   sq_.write_wqe(slot, image);
-  sq_slots_[slot.wqe_idx] = SqSlot{true, push, wr_id, cm_id};
+  sq_slots_[slot.wqe_idx] = SqSlot{true, false, push, wr_id, cm_id};
   ++sq_outstanding_;
   ++stats_.sq_posted;
   if (push) {
@@ -501,7 +523,8 @@ std::optional<Completion> Device::reap_one() {
   hal_.write32(r::CQ_HEAD, cq_.head());
   Completion c = decode_cqe(*cqe);
   const bool from_sq = regs::get(*cqe, regs::cqe::SQ) != 0;
-  if (!from_sq || c.wqe_idx >= sq_slots_.size() || !sq_slots_[c.wqe_idx].busy) {
+  if (!from_sq || c.wqe_idx >= sq_slots_.size() || !sq_slots_[c.wqe_idx].busy ||
+      sq_slots_[c.wqe_idx].reaped) {
     c.unexpected = true;
     ++stats_.unexpected_cqes;
     return c;
@@ -512,9 +535,8 @@ std::optional<Completion> Device::reap_one() {
     c.wr_id = s.wr_id;
     c.cm_id = s.cm_id;
   }
-  s.busy = false;
+  s.reaped = true;  // the slot stays reserved until handed_out() releases it
   --sq_outstanding_;
-  advance_tail(sq_, sq_slots_);
   ++stats_.sq_completed;
   if (!c.ok()) ++stats_.sq_errors;
   if (c.pshdrop) ++stats_.push_dropped;
@@ -526,9 +548,25 @@ std::optional<Completion> Device::poll_cq() {
   if (!stash_.empty()) {
     Completion c = stash_.front();
     stash_.pop_front();
-    return c;
+    return handed_out(c);
   }
-  return reap_one();
+  if (auto c = reap_one()) return handed_out(*c);
+  return std::nullopt;
+}
+
+std::optional<queues::WqeSlot> Device::next_sq_slot() {
+  // After reset_sq() the ring restarts at 0 while flushed completions may still be waiting in
+  // stash_ with their slots reserved; the ring's own count does not see those.
+  if (sq_slots_[sq_.head()].busy) return std::nullopt;
+  return sq_.get_next_wqe();
+}
+
+Completion Device::handed_out(const Completion& c) {
+  if (!c.unexpected && c.wqe_idx < sq_slots_.size() && sq_slots_[c.wqe_idx].reaped) {
+    sq_slots_[c.wqe_idx] = SqSlot{};
+    advance_tail(sq_, sq_slots_);
+  }
+  return c;
 }
 
 Result<Completion> Device::wait_completion(uint64_t timeout_cycles) {
@@ -538,6 +576,7 @@ Result<Completion> Device::wait_completion(uint64_t timeout_cycles) {
     if (auto c = poll_cq()) return *c;
     const uint64_t now = hal_.now_cycles();
     if (now >= deadline) {
+      if (auto q = sq_queue_error()) return *q;
       return make_error(Errc::kTimeout,
                         fmt::format("no SQ completion after {} cycles ({} WQEs outstanding, "
                                     "SQ_CI {}, CQ_TAIL {})",
@@ -548,13 +587,79 @@ Result<Completion> Device::wait_completion(uint64_t timeout_cycles) {
   }
 }
 
+Device::QueueError Device::queue_error() {
+  std::lock_guard lk(mu_);
+  namespace fq = regs::field::QERR;
+  const uint32_t v = hal_.read32(r::QERR);
+  return QueueError{static_cast<uint8_t>(fq::SQ.get(v)), static_cast<uint8_t>(fq::CQP.get(v))};
+}
+
+std::optional<Error> Device::sq_queue_error() {
+  const uint8_t c = static_cast<uint8_t>(regs::field::QERR::SQ.get(hal_.read32(r::QERR)));
+  if (c == 0) return std::nullopt;
+  return make_error(Errc::kQueueError,
+                    fmt::format("the SQ is in queue error: {}; its doorbells are ignored until "
+                                "Device::reset_sq()",
+                                qerr_text(c)));
+}
+
+Result<uint32_t> Device::reset_sq() {
+  std::lock_guard lk(mu_);
+  const uint64_t deadline = hal_.now_cycles() + cfg_.cqp_timeout_cycles;
+  while (regs::field::STATUS::SQ_BUSY.get(hal_.read32(r::STATUS)) != 0) {
+    if (hal_.now_cycles() >= deadline) {
+      return make_error(Errc::kTimeout, "SQ engine still busy; SQ not reset");
+    }
+    hal_.wait_cycles(cfg_.poll_interval_cycles);
+  }
+  // A WQE the engine finished before the reset may still have its CQE in the CQ.
+  while (auto c = reap_one()) stash_.push_back(*c);
+  sq_.reset();
+  hal_.write32(r::SQ_SIZE, sq_.log2_size());
+  uint32_t flushed = 0;
+  for (size_t i = 0; i < sq_slots_.size(); ++i) {
+    SqSlot& s = sq_slots_[i];
+    if (!s.busy || s.reaped) continue;
+    Completion c;
+    c.wqe_idx = static_cast<uint16_t>(i);
+    c.wr_id = s.wr_id;
+    c.cm_id = s.cm_id;
+    c.push = s.push;
+    c.error = true;
+    c.major = static_cast<uint16_t>(regs::CqMajor::DRV);
+    c.minor = static_cast<uint16_t>(regs::CqMinor::FLUSHED);
+    stash_.push_back(c);
+    s.reaped = true;  // reserved until its owner collects the FLUSHED completion
+    ++flushed;
+    ++stats_.sq_completed;
+    ++stats_.sq_errors;
+  }
+  sq_outstanding_ = 0;
+  return flushed;
+}
+
+Result<void> Device::reset_cqp() {
+  std::lock_guard lk(mu_);
+  const uint64_t deadline = hal_.now_cycles() + cfg_.cqp_timeout_cycles;
+  while (regs::field::STATUS::CQP_BUSY.get(hal_.read32(r::STATUS)) != 0) {
+    if (hal_.now_cycles() >= deadline) {
+      return make_error(Errc::kTimeout, "CQP engine still busy; CQP not reset");
+    }
+    hal_.wait_cycles(cfg_.poll_interval_cycles);
+  }
+  cqp_.reset();
+  hal_.write32(r::CQP_SIZE, cqp_.log2_size());
+  for (auto& s : cqp_slots_) s.busy = false;
+  return {};
+}
+
 Result<std::optional<Completion>> Device::poll_completion_for(uint16_t wqe_idx) {
   std::lock_guard lk(mu_);
   for (auto it = stash_.begin(); it != stash_.end(); ++it) {
     if (!it->unexpected && it->wqe_idx == wqe_idx) {
       Completion c = *it;
       stash_.erase(it);
-      return std::optional<Completion>{c};
+      return std::optional<Completion>{handed_out(c)};
     }
   }
   if (wqe_idx >= sq_slots_.size() || !sq_slots_[wqe_idx].busy) {
@@ -562,7 +667,7 @@ Result<std::optional<Completion>> Device::poll_completion_for(uint16_t wqe_idx) 
                       fmt::format("wqe_idx {} has no outstanding WQE", wqe_idx));
   }
   while (auto c = reap_one()) {
-    if (!c->unexpected && c->wqe_idx == wqe_idx) return std::optional<Completion>{*c};
+    if (!c->unexpected && c->wqe_idx == wqe_idx) return std::optional<Completion>{handed_out(*c)};
     stash_.push_back(*c);
   }
   return std::optional<Completion>{};
@@ -570,6 +675,7 @@ Result<std::optional<Completion>> Device::poll_completion_for(uint16_t wqe_idx) 
 
 Error Device::completion_timeout(uint16_t wqe_idx, uint64_t timeout_cycles) {
   std::lock_guard lk(mu_);
+  if (auto q = sq_queue_error()) return *q;
   return make_error(
       Errc::kTimeout,
       fmt::format("no completion for wqe_idx {} after {} cycles (SQ_CI {}, "

@@ -17,6 +17,8 @@ const char* errc_name(Errc e) {
       return "no device";
     case Errc::kState:
       return "bad state";
+    case Errc::kQueueError:
+      return "queue error";
     case Errc::kNoMemory:
       return "out of DMA memory";
   }

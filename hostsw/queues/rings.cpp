@@ -45,6 +45,15 @@ Result<SqRing> SqRing::create(hal::Device& hal, uint32_t entries, size_t wqe_byt
   return SqRing(std::move(buf).value(), *lg, wqe_bytes);
 }
 
+void SqRing::reset() {
+  const size_t n = size_t{size_} * wqe_bytes_;
+  std::memset(buf_->bytes().data(), 0, n);
+  buf_->sync_to_device(0, n);
+  head_ = 0;
+  tail_ = 0;
+  polarity_ = 1;
+}
+
 std::optional<WqeSlot> SqRing::get_next_wqe() {
   if (full()) return std::nullopt;
   WqeSlot slot{static_cast<uint16_t>(head_), polarity_};

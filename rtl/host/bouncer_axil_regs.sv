@@ -8,6 +8,11 @@
 //   doorbell produces a one-cycle *_db pulse with the written index.
 // - Reads: R follows AR by one cycle (the read mux is registered).
 // - Ring SIZE writes pulse *_reset so the engines restart at index 0, polarity 1.
+// - QERR: a doorbell (SQ_DB, SQ_PUSH_DB, CQP_DB) is checked in its write cycle: an index
+//   at or above the ring size, an index that would reduce the posted-but-unconsumed count
+//   (the producer lapped the consumer), a ring base not 64-byte aligned or a completion
+//   ring base not 32-byte aligned puts that ring in its queue-error state (cause in QERR):
+//   the doorbell and every later one are ignored until the ring's SIZE is written.
 // - The push page holds one 64-byte WQE image. Writing SQ_PUSH_DB arms it for index
 //   (value - 1); writing any push-page word disarms it, so the engine never takes a
 //   half-written image (it fetches that WQE from the ring instead).
@@ -197,6 +202,27 @@ module bouncer_axil_regs #(
     else clamp_log2 = v[3:0];
   endfunction
 
+  // Doorbell checks (QERR): the cause a doorbell to a ring would raise, in priority order.
+  // idx is the new producer index, pi/ci the ring's current ones.
+  logic [3:0] sq_qerr_q, cqp_qerr_q;
+  function automatic logic [3:0] db_cause(input logic [14:0] idx, input logic [14:0] pi,
+                                          input logic [14:0] ci, input logic [3:0] size_log2,
+                                          input logic ring_misaligned,
+                                          input logic cq_misaligned);
+    logic [14:0] m;
+    m = 15'((32'd1 << size_log2) - 32'd1);
+    if ((idx & ~m) != 15'd0)                         db_cause = bouncer_regs_pkg::QERR_CAUSE_DB_RANGE;
+    else if (((idx - ci) & m) < ((pi - ci) & m))     db_cause = bouncer_regs_pkg::QERR_CAUSE_DB_LAP;
+    else if (ring_misaligned)                        db_cause = bouncer_regs_pkg::QERR_CAUSE_RING_ALIGN;
+    else if (cq_misaligned)                          db_cause = bouncer_regs_pkg::QERR_CAUSE_CQ_ALIGN;
+    else                                             db_cause = bouncer_regs_pkg::QERR_CAUSE_NONE;
+  endfunction
+  logic [3:0] sq_db_cause, cqp_db_cause;
+  assign sq_db_cause  = db_cause(wr_data[14:0], sq_pi_q, sq_ci, sq_size_q, sq_base_q[5:0] != 6'd0,
+                                 cq_base_q[4:0] != 5'd0);
+  assign cqp_db_cause = db_cause(wr_data[14:0], cqp_pi_q, cqp_ci, cqp_size_q,
+                                 cqp_base_q[5:0] != 6'd0, ccq_base_q[4:0] != 5'd0);
+
   // push page write decode
   logic        push_page_wr;
   logic [3:0]  push_word;
@@ -238,16 +264,27 @@ module bouncer_axil_regs #(
           sq_pi_q      <= '0;
           sq_reset_q   <= 1'b1;
           push_armed_q <= 1'b0;
+          sq_qerr_q    <= bouncer_regs_pkg::QERR_CAUSE_NONE;
         end
-        bouncer_regs_pkg::REG_SQ_DB: begin
-          sq_pi_q <= wr_data[14:0];
-          sq_db_q <= 1'b1;
+        // a doorbell to a ring in error, or one that would put it in error, changes nothing
+        bouncer_regs_pkg::REG_SQ_DB: if (sq_qerr_q == bouncer_regs_pkg::QERR_CAUSE_NONE) begin
+          if (sq_db_cause != bouncer_regs_pkg::QERR_CAUSE_NONE) begin
+            sq_qerr_q <= sq_db_cause;
+          end else begin
+            sq_pi_q <= wr_data[14:0];
+            sq_db_q <= 1'b1;
+          end
         end
-        bouncer_regs_pkg::REG_SQ_PUSH_DB: begin
-          sq_pi_q      <= wr_data[14:0];
-          sq_db_q      <= 1'b1;
-          push_armed_q <= 1'b1;
-          push_idx_q   <= wr_data[14:0] - 15'd1;
+        bouncer_regs_pkg::REG_SQ_PUSH_DB: if (sq_qerr_q == bouncer_regs_pkg::QERR_CAUSE_NONE) begin
+          if (sq_db_cause != bouncer_regs_pkg::QERR_CAUSE_NONE) begin
+            sq_qerr_q    <= sq_db_cause;
+            push_armed_q <= 1'b0;
+          end else begin
+            sq_pi_q      <= wr_data[14:0];
+            sq_db_q      <= 1'b1;
+            push_armed_q <= 1'b1;
+            push_idx_q   <= wr_data[14:0] - 15'd1;
+          end
         end
         bouncer_regs_pkg::REG_CQ_BASE_LO:  cq_base_q[31:0] <= wr_data;
         bouncer_regs_pkg::REG_CQ_BASE_HI:  cq_base_q[63:32] <= wr_data;
@@ -263,8 +300,12 @@ module bouncer_axil_regs #(
           cqp_size_q  <= clamp_log2(wr_data);
           cqp_pi_q    <= '0;
           cqp_reset_q <= 1'b1;
+          cqp_qerr_q  <= bouncer_regs_pkg::QERR_CAUSE_NONE;
         end
-        bouncer_regs_pkg::REG_CQP_DB:      cqp_pi_q <= wr_data[14:0];
+        bouncer_regs_pkg::REG_CQP_DB: if (cqp_qerr_q == bouncer_regs_pkg::QERR_CAUSE_NONE) begin
+          if (cqp_db_cause != bouncer_regs_pkg::QERR_CAUSE_NONE) cqp_qerr_q <= cqp_db_cause;
+          else cqp_pi_q <= wr_data[14:0];
+        end
         bouncer_regs_pkg::REG_CCQ_BASE_LO: ccq_base_q[31:0] <= wr_data;
         bouncer_regs_pkg::REG_CCQ_BASE_HI: ccq_base_q[63:32] <= wr_data;
         bouncer_regs_pkg::REG_CCQ_SIZE: begin
@@ -348,6 +389,8 @@ module bouncer_axil_regs #(
       cqp_size_q   <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
       ccq_size_q   <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
       sq_pi_q      <= '0;
+      sq_qerr_q    <= bouncer_regs_pkg::QERR_CAUSE_NONE;
+      cqp_qerr_q   <= bouncer_regs_pkg::QERR_CAUSE_NONE;
       cq_head_q    <= '0;
       cqp_pi_q     <= '0;
       ccq_head_q   <= '0;
@@ -425,6 +468,7 @@ module bouncer_axil_regs #(
       bouncer_regs_pkg::REG_SCRATCH:           rd_mux = scratch_q;
       bouncer_regs_pkg::REG_CYCLE_LO:          rd_mux = cycle_q[31:0];
       bouncer_regs_pkg::REG_CYCLE_HI:          rd_mux = cycle_hi_latch_q;
+      bouncer_regs_pkg::REG_QERR:              rd_mux = {24'd0, cqp_qerr_q, sq_qerr_q};
       bouncer_regs_pkg::REG_SQ_BASE_LO:        rd_mux = sq_base_q[31:0];
       bouncer_regs_pkg::REG_SQ_BASE_HI:        rd_mux = sq_base_q[63:32];
       bouncer_regs_pkg::REG_SQ_SIZE:           rd_mux = {28'd0, sq_size_q};

@@ -10,7 +10,7 @@
 package bouncer_regs_pkg;
 
   localparam logic [31:0] ID_VALUE = 32'h424E4352;
-  localparam logic [31:0] VERSION_VALUE = 32'h00000500;
+  localparam logic [31:0] VERSION_VALUE = 32'h00000600;
 
   // ---- constants
   localparam int SQ_WQE_BYTES = 64;  // Size of one SQ descriptor (WQE).
@@ -72,6 +72,12 @@ package bouncer_regs_pkg;
   localparam logic [3:0] CM_STATE_LAST_ACK = 4'h8;
   localparam logic [3:0] CM_STATE_PEER_RESET = 4'h9;
 
+  localparam logic [3:0] QERR_CAUSE_NONE = 4'h0;
+  localparam logic [3:0] QERR_CAUSE_DB_RANGE = 4'h1;
+  localparam logic [3:0] QERR_CAUSE_DB_LAP = 4'h2;
+  localparam logic [3:0] QERR_CAUSE_RING_ALIGN = 4'h3;
+  localparam logic [3:0] QERR_CAUSE_CQ_ALIGN = 4'h4;
+
   localparam logic [15:0] CQ_MAJOR_OK = 16'h0;
   localparam logic [15:0] CQ_MAJOR_WQE = 16'h100;
   localparam logic [15:0] CQ_MAJOR_CTX = 16'h200;
@@ -94,6 +100,7 @@ package bouncer_regs_pkg;
   localparam logic [15:0] CQ_MINOR_DMA_CTX = 16'h23;
   localparam logic [15:0] CQ_MINOR_TIMEOUT = 16'h31;
   localparam logic [15:0] CQ_MINOR_RING_FULL = 16'h32;
+  localparam logic [15:0] CQ_MINOR_FLUSHED = 16'h33;
 
   localparam logic [7:0] PROBE_STAGE_NONE = 8'h0;
   localparam logic [7:0] PROBE_STAGE_DOORBELL = 8'h1;
@@ -117,6 +124,7 @@ package bouncer_regs_pkg;
   localparam logic [15:0] REG_SCRATCH = 16'h0018;
   localparam logic [15:0] REG_CYCLE_LO = 16'h0020;
   localparam logic [15:0] REG_CYCLE_HI = 16'h0024;
+  localparam logic [15:0] REG_QERR = 16'h0028;
   localparam logic [15:0] REG_SQ_BASE_LO = 16'h0100;
   localparam logic [15:0] REG_SQ_BASE_HI = 16'h0104;
   localparam logic [15:0] REG_SQ_SIZE = 16'h0108;
@@ -240,6 +248,10 @@ package bouncer_regs_pkg;
   localparam int REG_STATUS_AEQ_FULL_W = 1;
   localparam int REG_STATUS_CM_READY_LSB = 6;
   localparam int REG_STATUS_CM_READY_W = 1;
+  localparam int REG_QERR_SQ_LSB = 0;
+  localparam int REG_QERR_SQ_W = 4;
+  localparam int REG_QERR_CQP_LSB = 4;
+  localparam int REG_QERR_CQP_W = 4;
   localparam int REG_TCP_CFG_MSS_LSB = 0;
   localparam int REG_TCP_CFG_MSS_W = 16;
   localparam int REG_TCP_CFG_WSCALE_LSB = 16;

@@ -578,6 +578,56 @@ TEST_F(DeviceTest, WaitForOneKeepsTheOthersInOrder) {
   EXPECT_EQ(none.error().code, Errc::kInvalidArgument);
 }
 
+// A completion reaped by a wait for another WQE waits in the stash with its slot reserved:
+// no later post may take the same wqe_idx (and PD buffer) before the owner collects it, or
+// the owner's wait_completion_for(idx) could return the newer WQE's completion (seen as a
+// wr_id mix-up between threads in DriverThreads).
+TEST_F(DeviceTest, StashedCompletionKeepsItsSlot) {
+  DeviceConfig cfg;
+  cfg.sq_entries = 8;
+  cfg.cq_entries = 8;
+  open(cfg);
+  hal.hold = true;
+  std::vector<uint16_t> idxs;
+  for (int i = 0; i < 4; ++i) idxs.push_back(dev->post_nop(100 + i).value());
+  hal.hold = false;
+  EXPECT_EQ(wait(idxs[3]).wr_id, 103u);  // 100..102 are reaped on the way and stashed
+  EXPECT_EQ(dev->sq_outstanding(), 0u);
+  for (int i = 0; i < 3; ++i) {
+    auto p = dev->post_nop(200 + i);
+    ASSERT_TRUE(p) << p.error().message;
+    EXPECT_EQ(*p, 4 + i);
+    EXPECT_EQ(wait(*p).wr_id, 200u + i);
+  }
+  auto full = dev->post_nop(999);  // slots 0..2 still hold uncollected completions
+  ASSERT_FALSE(full);
+  EXPECT_EQ(full.error().code, Errc::kRingFull);
+  EXPECT_EQ(wait(idxs[0]).wr_id, 100u);
+  auto p7 = dev->post_nop(300);
+  ASSERT_TRUE(p7) << p7.error().message;
+  EXPECT_EQ(*p7, 7u);
+  EXPECT_EQ(wait(*p7).wr_id, 300u);
+  EXPECT_FALSE(dev->post_nop(998)) << "the ring keeps one slot free: 1..7 are taken";
+  EXPECT_EQ(wait(idxs[1]).wr_id, 101u);
+  auto p0 = dev->post_nop(301);  // idx 0 again: its old completion was collected
+  ASSERT_TRUE(p0) << p0.error().message;
+  EXPECT_EQ(*p0, 0u);
+  EXPECT_EQ(wait(*p0).wr_id, 301u);
+  auto p1 = dev->post_nop(302);  // idx 1 would need idx 2 (102, uncollected) free
+  ASSERT_FALSE(p1);
+  EXPECT_EQ(p1.error().code, Errc::kRingFull);
+  auto c2 = dev->poll_cq();
+  ASSERT_TRUE(c2);
+  EXPECT_EQ(c2->wr_id, 102u);
+  auto p1b = dev->post_nop(303);
+  ASSERT_TRUE(p1b);
+  EXPECT_EQ(*p1b, 1u);
+  EXPECT_EQ(wait(*p1b).wr_id, 303u);
+  EXPECT_FALSE(dev->poll_cq());
+  EXPECT_TRUE(dev->sq().empty());
+  EXPECT_EQ(dev->stats().sq_completed, dev->stats().sq_posted);
+}
+
 TEST_F(DeviceTest, SqTimeout) {
   open();
   hal.hold = true;

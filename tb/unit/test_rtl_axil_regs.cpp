@@ -166,7 +166,7 @@ TEST(AxilRegs, IdAndVersionUnchanged) {
   EXPECT_EQ(field::VERSION::MAJOR.get(v), bouncer::regs::kVersionMajor);
   EXPECT_EQ(field::VERSION::MINOR.get(v), bouncer::regs::kVersionMinor);
   EXPECT_EQ(field::VERSION::PATCH.get(v), bouncer::regs::kVersionPatch);
-  EXPECT_EQ(v, 0x000500u);  // 0.5.0
+  EXPECT_EQ(v, 0x000600u);  // 0.6.0
   // an existing register still works
   r.write(reg::SCRATCH, 0xA5A55A5A);
   EXPECT_EQ(r.read(reg::SCRATCH), 0xA5A55A5Au);
@@ -330,6 +330,117 @@ TEST(AxilRegs, CmConnsAndStatusFollowInputs) {
     EXPECT_EQ(field::STATUS::CM_READY.get(s), status >> 6 & 1);
     EXPECT_EQ(r.read(reg::AEQ_TAIL), tail);
   }
+}
+
+// QERR: a doorbell past the ring size, one that laps the consumer, or one to a ring whose
+// base (64 B) or completion-ring base (32 B) is misaligned is ignored and latches its cause;
+// every later doorbell to that ring is ignored until its SIZE write. The other ring is not
+// affected.
+TEST(AxilRegs, BadDoorbellsLatchQerrUntilSizeWrite) {
+  using bouncer::regs::QerrCause;
+  namespace q = field::QERR;
+  auto cause = [](QerrCause c) { return static_cast<uint32_t>(c); };
+  Regs r;
+  Vaxil_regs& m = r.dut();
+  EXPECT_EQ(r.read(reg::QERR), 0u);
+  r.write(reg::SQ_BASE_LO, 0x1000);
+  r.write(reg::CQ_BASE_LO, 0x2000);
+  r.write(reg::CQP_BASE_LO, 0x3000);
+  r.write(reg::CCQ_BASE_LO, 0x4000);
+  r.write(reg::SQ_SIZE, 4);  // 16 entries
+  r.write(reg::CQP_SIZE, 4);
+  r.write(reg::SQ_DB, 3);
+  r.settle();
+  EXPECT_EQ(m.sq_pi, 3u);
+  EXPECT_EQ(r.read(reg::QERR), 0u);
+
+  // Index at the ring size: ignored, DB_RANGE; later good doorbells ignored too.
+  r.write(reg::SQ_DB, 16);
+  r.settle();
+  EXPECT_EQ(m.sq_pi, 3u);
+  EXPECT_EQ(q::SQ.get(r.read(reg::QERR)), cause(QerrCause::DB_RANGE));
+  EXPECT_EQ(q::CQP.get(r.read(reg::QERR)), 0u);
+  r.write(reg::SQ_DB, 4);
+  r.write(reg::SQ_PUSH_DB, 5);
+  r.settle();
+  EXPECT_EQ(m.sq_pi, 3u);
+  EXPECT_FALSE(m.push_armed);
+  EXPECT_EQ(q::SQ.get(r.read(reg::QERR)), cause(QerrCause::DB_RANGE)) << "first cause kept";
+  r.write(reg::CQP_DB, 2);  // the CQP still works
+  r.settle();
+  EXPECT_EQ(m.cqp_pi, 2u);
+
+  // SIZE clears it; then a producer index that would go backwards past the consumer.
+  r.write(reg::SQ_SIZE, 4);
+  EXPECT_EQ(r.read(reg::QERR), 0u);
+  r.write(reg::SQ_DB, 9);
+  r.settle();
+  EXPECT_EQ(m.sq_pi, 9u);
+  m.sq_ci = 2;             // the engine took two
+  r.write(reg::SQ_DB, 9);  // the same index again is harmless
+  EXPECT_EQ(r.read(reg::QERR), 0u);
+  r.write(reg::SQ_DB, 1);  // 1 - 2 wraps to 15 pending: fine; 15 > 7 so not a lap
+  r.settle();
+  EXPECT_EQ(m.sq_pi, 1u);
+  EXPECT_EQ(r.read(reg::QERR), 0u);
+  r.write(reg::SQ_DB, 0);  // 14 pending after 15: the count would fall
+  r.settle();
+  EXPECT_EQ(m.sq_pi, 1u);
+  EXPECT_EQ(q::SQ.get(r.read(reg::QERR)), cause(QerrCause::DB_LAP));
+  m.sq_ci = 0;
+
+  // Misaligned ring base, then misaligned CQ base (checked at the doorbell).
+  r.write(reg::SQ_SIZE, 4);
+  r.write(reg::SQ_BASE_LO, 0x1020);
+  r.write(reg::SQ_PUSH_DB, 1);
+  r.settle();
+  EXPECT_EQ(m.sq_pi, 0u);
+  EXPECT_FALSE(m.push_armed);
+  EXPECT_EQ(q::SQ.get(r.read(reg::QERR)), cause(QerrCause::RING_ALIGN));
+  r.write(reg::SQ_BASE_LO, 0x1040);
+  r.write(reg::CQ_BASE_LO, 0x2010);
+  r.write(reg::SQ_SIZE, 4);
+  r.write(reg::SQ_DB, 1);
+  EXPECT_EQ(q::SQ.get(r.read(reg::QERR)), cause(QerrCause::CQ_ALIGN));
+  r.write(reg::CQ_BASE_LO, 0x2020);  // 32-byte aligned is enough for CQEs
+  r.write(reg::SQ_SIZE, 4);
+  r.write(reg::SQ_PUSH_DB, 1);
+  r.settle();
+  EXPECT_EQ(m.sq_pi, 1u);
+  EXPECT_TRUE(m.push_armed);
+  EXPECT_EQ(r.read(reg::QERR), 0u);
+
+  // The CQP's own checks, its own field; the SQ is untouched.
+  r.write(reg::CQP_SIZE, 4);
+  r.write(reg::CQP_DB, 2);
+  m.cqp_ci = 2;
+  r.write(reg::CQP_DB, 1);  // 15 pending after 0: allowed
+  EXPECT_EQ(q::CQP.get(r.read(reg::QERR)), 0u) << "15 pending after 0 is not a lap";
+  r.write(reg::CQP_DB, 0);
+  r.settle();
+  EXPECT_EQ(m.cqp_pi, 1u);
+  EXPECT_EQ(q::CQP.get(r.read(reg::QERR)), cause(QerrCause::DB_LAP));
+  EXPECT_EQ(q::SQ.get(r.read(reg::QERR)), 0u);
+  r.write(reg::CQP_SIZE, 4);
+  m.cqp_ci = 0;
+  r.write(reg::CCQ_BASE_LO, 0x4008);
+  r.write(reg::CQP_DB, 1);
+  r.settle();
+  EXPECT_EQ(m.cqp_pi, 0u);
+  EXPECT_EQ(q::CQP.get(r.read(reg::QERR)), cause(QerrCause::CQ_ALIGN));
+  r.write(reg::CCQ_BASE_LO, 0x4000);
+  r.write(reg::CQP_BASE_LO, 0x3001);
+  r.write(reg::CQP_SIZE, 4);
+  r.write(reg::CQP_DB, 1);
+  EXPECT_EQ(q::CQP.get(r.read(reg::QERR)), cause(QerrCause::RING_ALIGN));
+  r.write(reg::CQP_DB, 17);
+  EXPECT_EQ(q::CQP.get(r.read(reg::QERR)), cause(QerrCause::RING_ALIGN));
+  // A core reset clears both.
+  m.rst = 1;
+  r.tick();
+  m.rst = 0;
+  r.tick();
+  EXPECT_EQ(r.read(reg::QERR), 0u);
 }
 
 }  // namespace

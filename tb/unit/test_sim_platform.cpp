@@ -380,11 +380,12 @@ TEST(SimPlatformDma, MemoryLatencyIsHonoured) {
     q.setup(d);
     auto nop = [&](size_t idx) -> uint64_t {
       put_nop_wqe(slot(*q.sq, idx, R::sq_wqe::kBytes), idx);
-      d.write32(R::reg::SQ_DB, static_cast<uint32_t>(idx + 1));
+      // 4-entry rings: the index after 3 is 0 (4 would put the SQ in queue error, DB_RANGE)
+      d.write32(R::reg::SQ_DB, static_cast<uint32_t>((idx + 1) % 4));
       const uint64_t t0 = plat.mmio_writes().back().cycle;
       const uint64_t t1 = poll_cqe(d, slot(*q.cq, idx, R::cqe::kBytes), 1, 1);
       EXPECT_NE(t1, 0u) << "no CQE for WQE " << idx;
-      d.write32(R::reg::CQ_HEAD, static_cast<uint32_t>(idx + 1));
+      d.write32(R::reg::CQ_HEAD, static_cast<uint32_t>((idx + 1) % 4));
       d.wait_cycles(1000);  // let the B response of the CQE write drain
       return t1 - t0;
     };
@@ -482,7 +483,7 @@ golden::RejectParams reject_once(Platform& plat, Device& d, Queues& q, uint64_t*
     R::put(w, R::cqp_wqe::SCRATCH, 0x5C000 + idx);
     R::put(w, R::cqp_wqe::OPCODE, static_cast<uint64_t>(op));
     R::put(w, R::cqp_wqe::VALID, 1);
-    d.write32(R::reg::CQP_DB, static_cast<uint32_t>(idx + 1));
+    d.write32(R::reg::CQP_DB, static_cast<uint32_t>((idx + 1) % 4));  // 4-entry ring
     auto c = slot(*q.ccq, idx, R::cqe::kBytes);
     EXPECT_NE(poll_cqe(d, c), 0u) << "no CCQE for CQP WQE " << idx;
     EXPECT_EQ(R::get(c, R::cqe::ERROR), 0u) << "CQP WQE " << idx;

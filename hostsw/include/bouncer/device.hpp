@@ -355,6 +355,25 @@ class Device {
   /// SQ WQEs posted whose completion has not been polled yet.
   uint32_t sq_outstanding() const { return sq_outstanding_; }
 
+  // ---- queue errors (QERR; irdma's queue-error state). The driver itself never rings a bad
+  // doorbell; a ring gets there only through raw register writes or memory corruption.
+  struct QueueError {
+    uint8_t sq = 0;   // regs::QerrCause
+    uint8_t cqp = 0;  // regs::QerrCause
+    bool any() const { return sq != 0 || cqp != 0; }
+  };
+  /// Reads QERR.
+  QueueError queue_error();
+  /// Resets the SQ after a queue error (or at any time with nothing in flight): waits for
+  /// STATUS.SQ_BUSY to clear (kTimeout after cqp_timeout_cycles), writes SQ_SIZE (the
+  /// hardware goes back to index 0, polarity 1, and clears QERR.SQ), zeroes the ring, and
+  /// completes every WQE still outstanding with DRV/FLUSHED, handed out by poll_cq() and the
+  /// waits like any completion. Returns how many were flushed.
+  Result<uint32_t> reset_sq();
+  /// The same for the CQP: clears QERR.CQP, zeroes the ring. Commands are synchronous, so
+  /// nothing is outstanding to flush.
+  Result<void> reset_cqp();
+
   // ---- introspection (tests, diagnostics)
   const queues::SqRing& sq() const { return sq_; }
   const queues::CqRing& cq() const { return cq_; }
@@ -374,8 +393,14 @@ class Device {
   Result<std::vector<ProbeRecord>> read_probes(size_t max = 1u << 20);
 
  private:
+  /// kQueueError naming QERR.SQ's cause, or nullopt (one register read).
+  std::optional<Error> sq_queue_error();
+  // An SQ slot is reserved from post until its completion has been handed to a caller: a
+  // completion reaped by one thread and stashed for another keeps its wqe_idx (and its PD
+  // pool buffer) until that thread collects it, so no later WQE can take the same index.
   struct SqSlot {
-    bool busy = false;
+    bool busy = false;    // reserved (posted, or completed but not handed out yet)
+    bool reaped = false;  // its CQE has been reaped (it waits in stash_ or is being returned)
     bool push = false;
     uint64_t wr_id = 0;
     uint32_t cm_id = 0;
@@ -405,6 +430,10 @@ class Device {
   void publish_sq(queues::WqeSlot slot, std::span<const std::byte> image, bool push, uint64_t wr_id,
                   uint32_t cm_id);
   std::optional<Completion> reap_one();
+  // The slot at the SQ head if it is free (not held by an uncollected completion).
+  std::optional<queues::WqeSlot> next_sq_slot();
+  // Releases the slot of a completion given to a caller and moves the SQ tail past it.
+  Completion handed_out(const Completion& c);
   Result<uint16_t> cqp_post(uint8_t opcode, uint32_t cm_id, std::span<const std::byte> ctx_image);
   Result<uint16_t> cqp_submit(uint8_t opcode, std::span<std::byte> image);
   uint16_t cqp_write_and_ring(queues::WqeSlot slot, uint8_t opcode, std::span<std::byte> image);

@@ -11,7 +11,7 @@ namespace bouncer::regs {
 
 inline constexpr uint32_t kIdValue = 0x424E4352;
 inline constexpr uint32_t kVersionMajor = 0;
-inline constexpr uint32_t kVersionMinor = 5;
+inline constexpr uint32_t kVersionMinor = 6;
 inline constexpr uint32_t kVersionPatch = 0;
 
 // Size of one SQ descriptor (WQE).
@@ -228,6 +228,32 @@ constexpr const char* name(CmState v) {
   return "?";
 }
 
+// Why a descriptor ring entered its queue-error state (QERR fields). The ring's doorbells are ignored until the host writes its SIZE register (the ring reset), which clears the cause.
+enum class QerrCause : uint8_t {
+  NONE = 0x0,  // No error.
+  DB_RANGE = 0x1,  // A doorbell carried an index at or above the ring size (SQ_DB, SQ_PUSH_DB value - 1, CQP_DB).
+  DB_LAP = 0x2,  // A doorbell would have reduced the number of posted, unconsumed WQEs: the producer index lapped the consumer.
+  RING_ALIGN = 0x3,  // A doorbell arrived while the ring base was not 64-byte aligned.
+  CQ_ALIGN = 0x4,  // A doorbell arrived while the ring's completion queue base was not 32-byte aligned.
+};
+
+/// Name of a qerr_cause value as in regs/bouncer.toml; "?" if unknown.
+constexpr const char* name(QerrCause v) {
+  switch (v) {
+    case QerrCause::NONE:
+      return "NONE";
+    case QerrCause::DB_RANGE:
+      return "DB_RANGE";
+    case QerrCause::DB_LAP:
+      return "DB_LAP";
+    case QerrCause::RING_ALIGN:
+      return "RING_ALIGN";
+    case QerrCause::CQ_ALIGN:
+      return "CQ_ALIGN";
+  }
+  return "?";
+}
+
 // Major error codes in CQE qword 3 bits 31:16 (0 = success).
 enum class CqMajor : uint16_t {
   OK = 0x0,  // Success.
@@ -272,6 +298,7 @@ enum class CqMinor : uint16_t {
   DMA_CTX = 0x23,  // DMA: reading or writing a context image failed.
   TIMEOUT = 0x31,  // DRV: the driver gave up waiting for hardware.
   RING_FULL = 0x32,  // DRV: no free slot.
+  FLUSHED = 0x33,  // DRV: the WQE was posted to a ring in queue error and never consumed; Device::reset_sq() completed it (irdma's flush completions).
 };
 
 /// Name of a cq_minor value as in regs/bouncer.toml; "?" if unknown.
@@ -309,6 +336,8 @@ constexpr const char* name(CqMinor v) {
       return "TIMEOUT";
     case CqMinor::RING_FULL:
       return "RING_FULL";
+    case CqMinor::FLUSHED:
+      return "FLUSHED";
   }
   return "?";
 }
@@ -379,6 +408,7 @@ inline constexpr uint32_t STATUS = 0x0014;  // ro
 inline constexpr uint32_t SCRATCH = 0x0018;  // rw
 inline constexpr uint32_t CYCLE_LO = 0x0020;  // ro
 inline constexpr uint32_t CYCLE_HI = 0x0024;  // ro
+inline constexpr uint32_t QERR = 0x0028;  // ro
 inline constexpr uint32_t SQ_BASE_LO = 0x0100;  // rw
 inline constexpr uint32_t SQ_BASE_HI = 0x0104;  // rw
 inline constexpr uint32_t SQ_SIZE = 0x0108;  // rw
@@ -494,6 +524,10 @@ inline constexpr RegField DMA_WR_ERR{4, 1};
 inline constexpr RegField AEQ_FULL{5, 1};
 inline constexpr RegField CM_READY{6, 1};
 }  // namespace STATUS
+namespace QERR {
+inline constexpr RegField SQ{0, 4};
+inline constexpr RegField CQP{4, 4};
+}  // namespace QERR
 namespace TCP_CFG {
 inline constexpr RegField MSS{0, 16};
 inline constexpr RegField WSCALE{16, 4};

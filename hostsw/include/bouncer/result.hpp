@@ -18,6 +18,7 @@ enum class Errc : uint8_t {
   kNoDevice,         // backend not available (e.g. no card, no XRT)
   kState,            // operation not allowed in the current state
   kNoMemory,         // DMA buffer allocation failed
+  kQueueError,       // a ring is in its queue-error state (QERR); Device::reset_sq/reset_cqp
 };
 
 const char* errc_name(Errc e);

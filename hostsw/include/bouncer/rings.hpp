@@ -62,6 +62,9 @@ class SqRing {
   std::span<const std::byte> wqe(uint32_t idx) const;
   /// Sets the consumer index, e.g. wqe_idx + 1 of a completion.
   void set_tail(uint32_t ci) { tail_ = ci % size_; }
+  /// Back to the state after create() (head = tail = 0, polarity 1, every slot zeroed), as
+  /// the hardware is after the ring's SIZE register is written.
+  void reset();
 
  private:
   SqRing(std::unique_ptr<hal::DmaBuffer> buf, uint32_t log2, size_t wqe_bytes);

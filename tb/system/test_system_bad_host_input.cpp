@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+// Bad doorbells and ring bases from a rogue host, against the verilated core (issue 7, "Bad
+// input from the host"): a doorbell index at or above the ring size, a producer index that
+// laps the consumer, a ring base or completion-ring base that is not aligned. Each puts the
+// ring in its queue-error state (QERR, cause named), nothing is fetched or sent for it, the
+// WQEs accepted before it still complete exactly once, the driver reports kQueueError, and
+// Device::reset_sq()/reset_cqp() bring the ring back (flushing what the hardware never saw).
+// The driver never rings such doorbells itself: the tests write the registers raw.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "bouncer/device.hpp"
+#include "bouncer/regs.hpp"
+#include "bouncer/sim/platform.hpp"
+
+namespace {
+
+using bouncer::Device;
+using bouncer::Errc;
+namespace R = bouncer::regs;
+namespace r = bouncer::regs::reg;
+namespace sim = bouncer::sim;
+
+constexpr uint64_t kWait = 20'000;
+
+sim::PlatformConfig config(unsigned width) {
+  sim::PlatformConfig cfg;
+  cfg.data_width = width;
+  return cfg;
+}
+
+bouncer::DeviceConfig small_rings() {
+  bouncer::DeviceConfig dc;
+  dc.sq_entries = 8;
+  dc.cq_entries = 8;
+  dc.cqp_entries = 4;
+  dc.ccq_entries = 4;
+  dc.cqp_timeout_cycles = kWait;
+  return dc;
+}
+
+uint8_t sq_cause(Device& d) { return d.queue_error().sq; }
+constexpr uint8_t cause(R::QerrCause c) { return static_cast<uint8_t>(c); }
+
+// A NOP after recovery completes OK: the ring works again.
+void nop_ok(Device& d, uint64_t wr_id) {
+  auto idx = d.post_nop(wr_id);
+  ASSERT_TRUE(idx.ok()) << idx.error().message;
+  auto c = d.wait_completion_for(*idx, kWait);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(c->ok()) << c->status();
+  EXPECT_EQ(c->wr_id, wr_id);
+}
+
+class SystemBadHostInput : public ::testing::TestWithParam<unsigned> {};
+
+// Doorbell value >= ring size (SQ_DB and SQ_PUSH_DB): ignored, QERR.SQ = DB_RANGE, the ring
+// keeps ignoring doorbells (a WQE posted after it is flushed by reset_sq, never executed).
+TEST_P(SystemBadHostInput, DoorbellPastRingSize) {
+  sim::Platform plat(config(GetParam()));
+  plat.run([&](bouncer::hal::Device& hal) {
+    auto dev = Device::open(hal, small_rings());
+    ASSERT_TRUE(dev.ok()) << dev.error().message;
+    Device& d = **dev;
+    nop_ok(d, 1);
+    for (uint32_t reg : {r::SQ_DB, r::SQ_PUSH_DB}) {
+      const uint32_t pi = hal.read32(r::SQ_PI);
+      hal.write32(reg, 8);  // ring of 8: indices 0..7
+      hal.wait_cycles(50);
+      EXPECT_EQ(sq_cause(d), cause(R::QerrCause::DB_RANGE));
+      EXPECT_EQ(hal.read32(r::SQ_PI), pi) << "a refused doorbell must not move SQ_PI";
+      // posted while in error: the doorbell is ignored, the wait names the queue error
+      auto idx = d.post_nop(77);
+      ASSERT_TRUE(idx.ok());
+      auto c = d.wait_completion_for(*idx, kWait);
+      ASSERT_FALSE(c.ok());
+      EXPECT_EQ(c.error().code, Errc::kQueueError) << c.error().message;
+      EXPECT_NE(c.error().message.find("DB_RANGE"), std::string::npos) << c.error().message;
+      auto n = d.reset_sq();
+      ASSERT_TRUE(n.ok()) << n.error().message;
+      EXPECT_EQ(*n, 1u);
+      auto f = d.wait_completion_for(*idx, kWait);
+      ASSERT_TRUE(f.ok()) << f.error().message;
+      EXPECT_EQ(f->major, static_cast<uint16_t>(R::CqMajor::DRV));
+      EXPECT_EQ(f->minor, static_cast<uint16_t>(R::CqMinor::FLUSHED));
+      EXPECT_EQ(f->wr_id, 77u);
+      EXPECT_EQ(sq_cause(d), 0);
+      EXPECT_EQ(hal.read32(r::SQ_CI), 0u);
+      nop_ok(d, 2);
+    }
+    EXPECT_EQ(hal.read32(r::STAT_SQ_WQES), 3u) << "only the good NOPs reached the engine";
+    EXPECT_EQ(hal.read32(r::STAT_TX_FRAMES), 0u);
+    EXPECT_TRUE(plat.tx_frames().empty());
+  });
+}
+
+// A producer index that laps the consumer: with the engine stopped, three WQEs are posted,
+// then a doorbell that would leave only one of them pending. It is refused (DB_LAP); the three
+// accepted before it still complete, each exactly once, when the engine runs again.
+TEST_P(SystemBadHostInput, ProducerIndexLapsConsumer) {
+  sim::Platform plat(config(GetParam()));
+  plat.run([&](bouncer::hal::Device& hal) {
+    auto dev = Device::open(hal, small_rings());
+    ASSERT_TRUE(dev.ok()) << dev.error().message;
+    Device& d = **dev;
+    hal.write32(r::CTRL, 0);  // the engine holds still; doorbells are still taken
+    std::vector<uint16_t> idx;
+    for (uint64_t i = 0; i < 3; ++i) {
+      auto p = d.post_nop(100 + i);
+      ASSERT_TRUE(p.ok());
+      idx.push_back(*p);
+    }
+    EXPECT_EQ(hal.read32(r::SQ_PI), 3u);
+    hal.write32(r::SQ_DB, 1);  // 3 pending -> 1: the producer went round the ring
+    hal.wait_cycles(20);
+    EXPECT_EQ(sq_cause(d), cause(R::QerrCause::DB_LAP));
+    EXPECT_EQ(hal.read32(r::SQ_PI), 3u);
+    hal.write32(r::CTRL, R::field::CTRL::ENABLE.put(1));
+    std::set<uint64_t> seen;
+    for (uint16_t i : idx) {
+      auto c = d.wait_completion_for(i, kWait);
+      ASSERT_TRUE(c.ok()) << c.error().message;
+      EXPECT_TRUE(c->ok()) << c->status();
+      seen.insert(c->wr_id);
+    }
+    EXPECT_EQ(seen, (std::set<uint64_t>{100, 101, 102}));
+    EXPECT_EQ(d.sq_outstanding(), 0u);
+    EXPECT_FALSE(d.poll_cq().has_value()) << "no second completion for any of them";
+    auto n = d.reset_sq();
+    ASSERT_TRUE(n.ok()) << n.error().message;
+    EXPECT_EQ(*n, 0u);
+    EXPECT_EQ(sq_cause(d), 0);
+    nop_ok(d, 3);
+    EXPECT_EQ(hal.read32(r::STAT_SQ_WQES), 4u);
+  });
+}
+
+// Ring bases that are not aligned: the SQ base (64 B) and its CQ base (32 B). The doorbell is
+// refused before any DMA is issued from the bad address.
+TEST_P(SystemBadHostInput, UnalignedRingBases) {
+  sim::Platform plat(config(GetParam()));
+  plat.run([&](bouncer::hal::Device& hal) {
+    auto dev = Device::open(hal, small_rings());
+    ASSERT_TRUE(dev.ok()) << dev.error().message;
+    Device& d = **dev;
+    nop_ok(d, 1);
+    struct Case {
+      uint32_t reg;
+      uint64_t good;
+      uint32_t off;
+      R::QerrCause want;
+    };
+    const Case cases[] = {
+        {r::SQ_BASE_LO, d.sq().device_addr(), 8, R::QerrCause::RING_ALIGN},
+        {r::SQ_BASE_LO, d.sq().device_addr(), 32, R::QerrCause::RING_ALIGN},
+        {r::CQ_BASE_LO, d.cq().device_addr(), 16, R::QerrCause::CQ_ALIGN},
+    };
+    uint64_t wr = 10;
+    for (const Case& k : cases) {
+      const uint32_t ci = hal.read32(r::SQ_CI);
+      hal.write32(k.reg, static_cast<uint32_t>(k.good + k.off));
+      auto idx = d.post_nop(wr);
+      ASSERT_TRUE(idx.ok());
+      auto c = d.wait_completion_for(*idx, kWait);
+      ASSERT_FALSE(c.ok());
+      EXPECT_EQ(c.error().code, Errc::kQueueError) << c.error().message;
+      EXPECT_EQ(sq_cause(d), cause(k.want));
+      EXPECT_EQ(hal.read32(r::SQ_CI), ci) << "nothing fetched from the bad base";
+      hal.write32(k.reg, static_cast<uint32_t>(k.good));
+      auto n = d.reset_sq();
+      ASSERT_TRUE(n.ok());
+      EXPECT_EQ(*n, 1u);
+      auto f = d.wait_completion_for(*idx, kWait);
+      ASSERT_TRUE(f.ok());
+      EXPECT_EQ(f->minor, static_cast<uint16_t>(R::CqMinor::FLUSHED));
+      nop_ok(d, 1000 + wr);
+      ++wr;
+    }
+    EXPECT_TRUE(plat.tx_frames().empty());
+  });
+}
+
+// The control queue: a CQP doorbell past its ring size and an unaligned CCQ base. The command
+// fails with kQueueError naming the cause; reset_cqp() recovers and the next command works.
+TEST_P(SystemBadHostInput, ControlQueueDoorbellAndBase) {
+  sim::Platform plat(config(GetParam()));
+  plat.run([&](bouncer::hal::Device& hal) {
+    auto dev = Device::open(hal, small_rings());
+    ASSERT_TRUE(dev.ok()) << dev.error().message;
+    Device& d = **dev;
+    ASSERT_TRUE(d.cqp_nop().ok());
+    hal.write32(r::CQP_DB, 4);  // ring of 4
+    hal.wait_cycles(20);
+    EXPECT_EQ(d.queue_error().cqp, cause(R::QerrCause::DB_RANGE));
+    EXPECT_EQ(d.queue_error().sq, 0) << "the SQ is not affected";
+    auto e = d.cqp_nop();
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.error().code, Errc::kQueueError) << e.error().message;
+    nop_ok(d, 5);  // the SQ goes on meanwhile
+    ASSERT_TRUE(d.reset_cqp().ok());
+    EXPECT_EQ(d.queue_error().cqp, 0);
+    ASSERT_TRUE(d.cqp_nop().ok());
+
+    hal.write32(r::CCQ_BASE_LO, static_cast<uint32_t>(d.ccq().device_addr() + 8));
+    e = d.cqp_nop();
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.error().code, Errc::kQueueError) << e.error().message;
+    EXPECT_EQ(d.queue_error().cqp, cause(R::QerrCause::CQ_ALIGN));
+    hal.write32(r::CCQ_BASE_LO, static_cast<uint32_t>(d.ccq().device_addr()));
+    ASSERT_TRUE(d.reset_cqp().ok());
+    ASSERT_TRUE(d.cqp_nop().ok());
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Widths, SystemBadHostInput, ::testing::Values(64u, 512u),
+                         [](const auto& i) { return "w" + std::to_string(i.param); });
+
+}  // namespace
+
+// libsystemc provides main() and calls sc_main().
+extern "C" int sc_main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
