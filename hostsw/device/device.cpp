@@ -323,7 +323,7 @@ Result<Device::CqpDone> Device::cqp_poll_for_done(uint16_t wqe_idx, uint8_t opco
     }
     const uint64_t now = hal_.now_cycles();
     if (now >= deadline) {
-      if (const auto q = regs::field::QERR::CQP.get(hal_.read32(r::QERR)); q != 0) {
+      if (const auto q = regs::field::QERR::CQP.get(read_qerr()); q != 0) {
         return make_error(
             Errc::kQueueError,
             fmt::format("CQP {} cm_id {}: the CQP is in queue error: {}; its "
@@ -587,15 +587,22 @@ Result<Completion> Device::wait_completion(uint64_t timeout_cycles) {
   }
 }
 
+uint32_t Device::read_qerr() {
+  // All ones: no device answering (held in reset, surprise removal), not a queue error; the
+  // caller's timeout stands, as for cm_ready().
+  const uint32_t v = hal_.read32(r::QERR);
+  return v == 0xFFFF'FFFFu ? 0 : v;
+}
+
 Device::QueueError Device::queue_error() {
   std::lock_guard lk(mu_);
   namespace fq = regs::field::QERR;
-  const uint32_t v = hal_.read32(r::QERR);
+  const uint32_t v = read_qerr();
   return QueueError{static_cast<uint8_t>(fq::SQ.get(v)), static_cast<uint8_t>(fq::CQP.get(v))};
 }
 
 std::optional<Error> Device::sq_queue_error() {
-  const uint8_t c = static_cast<uint8_t>(regs::field::QERR::SQ.get(hal_.read32(r::QERR)));
+  const uint8_t c = static_cast<uint8_t>(regs::field::QERR::SQ.get(read_qerr()));
   if (c == 0) return std::nullopt;
   return make_error(Errc::kQueueError,
                     fmt::format("the SQ is in queue error: {}; its doorbells are ignored until "

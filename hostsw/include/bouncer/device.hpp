@@ -432,6 +432,8 @@ class Device {
   std::optional<Completion> reap_one();
   // The slot at the SQ head if it is free (not held by an uncollected completion).
   std::optional<queues::WqeSlot> next_sq_slot();
+  // QERR, or 0 when the read returns all ones (no device answering).
+  uint32_t read_qerr();
   // Releases the slot of a completion given to a caller and moves the SQ tail past it.
   Completion handed_out(const Completion& c);
   Result<uint16_t> cqp_post(uint8_t opcode, uint32_t cm_id, std::span<const std::byte> ctx_image);
