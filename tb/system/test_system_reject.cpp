@@ -427,6 +427,14 @@ TEST_P(SystemReject, BadInputErrorCqeNoFrame) {
     w.pd = pd;
     w.pd_addr_override = d.pd_slot_addr(0) + 4;  // not 8-byte aligned
     expect_error(w, R::CqMajor::WQE, R::CqMinor::ADDR_MISALIGNED);
+    // a zero-length buffer with a non-zero length: PD_LEN 16 at address 0, where the host
+    // has nothing mapped. The engine cannot know the buffer's size; the read fails (DECERR).
+    w = {};
+    w.cm_id = 1;
+    w.pd_addr_override = 0;
+    w.pd_len_override = 16;
+    expect_error(w, R::CqMajor::DMA, R::CqMinor::DMA_PD);
+    good();
     // bad revision stored in the context
     auto bad_rev = make_ctx(rng, 2, 3, false, false);
     ASSERT_TRUE(d.cqp_write_context(2, bad_rev).ok());
@@ -456,7 +464,7 @@ TEST_P(SystemReject, BadInputErrorCqeNoFrame) {
     EXPECT_TRUE(nc->ok());
     EXPECT_EQ(nc->frame_len, 0);
     good();
-    EXPECT_EQ(reg(hal, R::reg::STAT_SQ_ERRORS), 13u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_SQ_ERRORS), 14u);
     EXPECT_EQ(reg(hal, R::reg::STAT_TX_FRAMES), exp.size());
     EXPECT_EQ(d.stats().unexpected_cqes, 0u);
   });
