@@ -44,11 +44,17 @@ def check(spec):
                 sys.exit(f"{fmt['name']}.{fld['name']}: wide fields must be whole qwords")
     seen = {}
     for reg in spec["reg"]:
-        for i in range(reg.get("count", 1)):
-            off = reg["offset"] + 4 * i
-            if off in seen:
-                sys.exit(f"register {reg['name']} overlaps {seen[off]}")
-            seen[off] = reg["name"]
+        if ("array" in reg) != ("stride" in reg):
+            sys.exit(f"register {reg['name']}: array and stride go together")
+        span = 4 * reg.get("count", 1)
+        if "stride" in reg and (reg["stride"] < span or reg["stride"] % 4):
+            sys.exit(f"register {reg['name']}: stride smaller than one instance, or unaligned")
+        for a in range(reg.get("array", 1)):
+            for i in range(reg.get("count", 1)):
+                off = reg["offset"] + a * reg.get("stride", 0) + 4 * i
+                if off in seen:
+                    sys.exit(f"register {reg['name']} overlaps {seen[off]}")
+                seen[off] = reg["name"]
 
 
 def camel(name):
@@ -81,6 +87,9 @@ def gen_sv(spec):
         o.append(f"  localparam logic [15:0] REG_{r['name']} = 16'h{r['offset']:04X};")
         if "count" in r:
             o.append(f"  localparam int REG_{r['name']}_COUNT = {r['count']};")
+        if "array" in r:
+            o.append(f"  localparam int REG_{r['name']}_ARRAY = {r['array']};")
+            o.append(f"  localparam logic [15:0] REG_{r['name']}_STRIDE = 16'h{r['stride']:04X};")
     o.append("")
     o.append("  // ---- register fields")
     for r in spec["reg"]:
@@ -166,6 +175,11 @@ def gen_hpp(spec):
         o.append(f"inline constexpr uint32_t {r['name']} = 0x{r['offset']:04X};  // {r['access']}")
         if "count" in r:
             o.append(f"inline constexpr uint32_t {r['name']}_COUNT = {r['count']};")
+        if "array" in r:
+            o.append(f"inline constexpr uint32_t {r['name']}_ARRAY = {r['array']};")
+            o.append(f"inline constexpr uint32_t {r['name']}_STRIDE = 0x{r['stride']:X};")
+            o.append(f"/// {r['name']} of instance n (n < {r['name']}_ARRAY).")
+            o.append(f"constexpr uint32_t {r['name'].lower()}(uint32_t n) {{ return {r['name']} + n * {r['name']}_STRIDE; }}")
     o.append("}  // namespace reg")
     o.append("")
     o.append("/// Fields of registers that have them.")
@@ -237,6 +251,8 @@ def gen_md(spec):
         off = f"0x{r['offset']:04X}"
         if "count" in r:
             off += f"–0x{r['offset'] + 4 * r['count'] - 1:04X}"
+        if "array" in r:
+            off += f" + n × 0x{r['stride']:X} (n < {r['array']})"
         o.append(f"| {off} | `{r['name']}` | {r['access']} | {md_escape(r['desc'])} |")
     o.append("")
     o.append("Access: `ro` read only, `rw` read/write, `wo` write only (reads 0), `rc` counter (read only, wraps at 2^32).")

@@ -53,6 +53,12 @@ blocks=(
   # the latency probes compiled out (PROBES = 0)
   "bouncer_core|-GDATA_W=64 -GPROBES=0|${srcs[*]}"
   "bouncer_core|-GDATA_W=512 -GPROBES=0|${srcs[*]}"
+  # one reject SQ (NUM_SQ = 1: no round-robin arbiter), and two
+  "bouncer_core|-GDATA_W=64 -GNUM_SQ=1|${srcs[*]}"
+  "bouncer_core|-GDATA_W=512 -GNUM_SQ=1 -GPROBES=0|${srcs[*]}"
+  "bouncer_core|-GDATA_W=64 -GNUM_SQ=2|${srcs[*]}"
+  "bouncer_kernel|-GDATA_W=512 -GNUM_SQ=1|${srcs[*]}"
+  "bouncer_axil_regs|-GNUM_SQ=1|host/bouncer_regs_pkg.sv host/bouncer_axil_regs.sv"
 )
 for b in "${blocks[@]}"; do
   IFS='|' read -r top params files <<<"$b"

@@ -27,8 +27,8 @@ constexpr uint32_t kIrdOrdBytes = 4;
 }  // namespace
 
 Error completion_error(const Completion& c) {
-  Error e{Errc::kHardware,
-          fmt::format("reject cm_id {} (wqe_idx {}): {}", c.cm_id, c.wqe_idx, c.status())};
+  Error e{Errc::kHardware, fmt::format("reject cm_id {} (SQ {} wqe_idx {}): {}", c.cm_id, c.sq,
+                                       c.wqe_idx, c.status())};
   e.hw_major = c.major;
   e.hw_minor = c.minor;
   return e;
@@ -419,6 +419,10 @@ Result<void> Cm::validate_reject(uint32_t cm_id, std::span<const std::byte> pd,
     return make_error(Errc::kInvalidArgument,
                       "push mode requested but the device has no push page");
   }
+  if (opts.sq >= dev_.num_sq()) {
+    return make_error(Errc::kInvalidArgument,
+                      fmt::format("SQ {} is not in use (num_sq {})", opts.sq, dev_.num_sq()));
+  }
   if (opts.fin && opts.fin_policy != regs::FinPolicy::DEFAULT &&
       opts.fin_policy != regs::FinPolicy::IRDMA) {
     return make_error(Errc::kInvalidArgument,
@@ -457,6 +461,7 @@ Result<uint16_t> Cm::post_node_reject(uint32_t cm_id, Node& n, std::span<const s
   if (wire > regs::kMpaPdMax) return wire_too_long(wire, pd.size(), n.enhanced());
   RejectWqe w;
   w.cm_id = cm_id;
+  w.sq = opts.sq;
   w.pd = pd;
   w.pd_area = true;
   w.push = opts.push;
@@ -470,7 +475,7 @@ Result<uint16_t> Cm::post_node_reject(uint32_t cm_id, Node& n, std::span<const s
   n.state = NodeState::kRejecting;
   n.terminal_seen = false;
   n.cleanup_done = false;
-  inflight_[*idx].push_back(Inflight{cm_id, n.gen, false});
+  inflight_[wqe_key(opts.sq, *idx)].push_back(Inflight{cm_id, n.gen, false});
   // iw_cm: no events for this cm_id once reject returns, not even one already queued here.
   std::erase_if(ready_, [&](const Event& e) {
     return std::holds_alternative<PeerReset>(e) && event_cm_id(e) == cm_id;
@@ -494,6 +499,7 @@ Result<uint16_t> Cm::post_context_reject(uint32_t cm_id, std::span<const std::by
   if (wire > regs::kMpaPdMax) return wire_too_long(wire, pd.size(), c.enhanced());
   RejectWqe w;
   w.cm_id = cm_id;
+  w.sq = opts.sq;
   w.pd = pd;
   w.push = opts.push;
   w.allow_inline = opts.allow_inline;
@@ -512,10 +518,11 @@ Result<uint16_t> Cm::post_context_reject(uint32_t cm_id, std::span<const std::by
 // The driver's cleanup after the hardware refused a reject WQE: the node still waits for a
 // reject, and the application may not be asked again (iw_cm's contract). Reject it once more
 // with no PD and ABORT (reject + RST; irdma sends a RST when its reject fails).
-void Cm::cleanup(uint32_t cm_id, Node& n) {
+void Cm::cleanup(uint32_t cm_id, Node& n, unsigned sq) {
   n.cleanup_done = true;
   RejectWqe w;
   w.cm_id = cm_id;
+  w.sq = sq;
   w.pd_area = true;
   w.fin_policy = regs::FinPolicy::ABORT;
   auto idx = dev_.post_reject(w);
@@ -525,13 +532,13 @@ void Cm::cleanup(uint32_t cm_id, Node& n) {
     return;
   }
   ++stats_.cleanup_rejects;
-  inflight_[*idx].push_back(Inflight{cm_id, n.gen, true});
-  pending_cleanup_ = *idx;
+  inflight_[wqe_key(sq, *idx)].push_back(Inflight{cm_id, n.gen, true});
+  pending_cleanup_ = std::pair<unsigned, uint16_t>{sq, *idx};
 }
 
 bool Cm::on_completion(const Completion& c) {
   if (c.unexpected) return false;
-  auto it = inflight_.find(c.wqe_idx);
+  auto it = inflight_.find(wqe_key(c.sq, c.wqe_idx));
   if (it == inflight_.end()) return false;  // a host-written-context reject, or a NOP
   const Inflight f = it->second.front();
   it->second.pop_front();
@@ -552,7 +559,7 @@ bool Cm::on_completion(const Completion& c) {
   } else if (c.major == static_cast<uint16_t>(regs::CqMajor::CTX)) {
     settle();  // BAD_STATE and the like: the hardware's node is past MPAREQ_RCVD
   } else if (!n->cleanup_done) {
-    cleanup(f.cm_id, *n);  // WQE/*, DMA/*: the node still waits for a reject
+    cleanup(f.cm_id, *n, c.sq);  // WQE/*, DMA/*: the node still waits for a reject
   } else {
     ++stats_.cleanup_failed;
     settle();
@@ -571,16 +578,16 @@ std::optional<Completion> Cm::poll() {
 // Waits for the completion of wqe_idx while keeping the AEQ drained: the hardware hands a
 // reject to its CM engine, which waits while the AEQ is full, so a host that only watched the
 // CQ could wait for a completion that waits for it.
-Result<Completion> Cm::wait_draining(uint16_t wqe_idx, uint64_t timeout_cycles) {
+Result<Completion> Cm::wait_draining(unsigned sq, uint16_t wqe_idx, uint64_t timeout_cycles) {
   hal::Device& hal = dev_.hal();
   const uint64_t deadline = hal.now_cycles() + timeout_cycles;
   for (;;) {
-    auto c = dev_.poll_completion_for(wqe_idx);
+    auto c = dev_.poll_completion_for(sq, wqe_idx);
     if (!c) return c.error();
     if (*c) return **c;
     drain_aeq();
     const uint64_t now = hal.now_cycles();
-    if (now >= deadline) return dev_.completion_timeout(wqe_idx, timeout_cycles);
+    if (now >= deadline) return dev_.completion_timeout(sq, wqe_idx, timeout_cycles);
     hal.wait_cycles(std::min(dev_.config().poll_interval_cycles, deadline - now));
   }
 }
@@ -592,8 +599,8 @@ void Cm::drain_aeq() {
   dev_.flush_aeq_head();
 }
 
-Result<Completion> Cm::wait(uint16_t wqe_idx, uint64_t timeout_cycles) {
-  auto c = wait_draining(wqe_idx, timeout_cycles);
+Result<Completion> Cm::wait(unsigned sq, uint16_t wqe_idx, uint64_t timeout_cycles) {
+  auto c = wait_draining(sq, wqe_idx, timeout_cycles);
   if (c) (void)on_completion(*c);
   return c;
 }
@@ -602,14 +609,14 @@ Result<Completion> Cm::reject(uint32_t cm_id, std::span<const std::byte> pd, Rej
   auto idx = post_reject(cm_id, pd, opts);
   if (!idx) return idx.error();
   pending_cleanup_.reset();
-  auto c = wait_draining(*idx, opts.timeout_cycles);
+  auto c = wait_draining(opts.sq, *idx, opts.timeout_cycles);
   if (!c) return c;  // the completion is accounted for when poll() or wait() sees it
   (void)on_completion(*c);
   if (pending_cleanup_) {
     // Synchronous caller: finish the cleanup too, so the cm_id is settled on return.
-    const uint16_t cidx = *pending_cleanup_;
+    const auto [csq, cidx] = *pending_cleanup_;
     pending_cleanup_.reset();
-    if (auto cc = wait_draining(cidx, opts.timeout_cycles)) (void)on_completion(*cc);
+    if (auto cc = wait_draining(csq, cidx, opts.timeout_cycles)) (void)on_completion(*cc);
   }
   if (!c->ok()) return completion_error(*c);
   return c;

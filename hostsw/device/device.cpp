@@ -42,6 +42,11 @@ std::string qerr_text(uint8_t cause) {
   }
 }
 
+// SQ_DB / SQ_PUSH_DB value: the SQ number and its new producer index.
+uint32_t doorbell(unsigned sq, uint32_t pi) {
+  return regs::field::SQ_DB::SQ.put(sq) | regs::field::SQ_DB::PI.put(pi);
+}
+
 void write_base(hal::Device& hal, uint32_t lo_reg, uint64_t addr) {
   hal.write32(lo_reg, static_cast<uint32_t>(addr));
   hal.write32(lo_reg + 4, static_cast<uint32_t>(addr >> 32));
@@ -76,6 +81,7 @@ Completion decode_cqe(std::span<const std::byte> img) {
   c.minor = static_cast<uint16_t>(regs::get(img, f::MINERR));
   c.major = static_cast<uint16_t>(regs::get(img, f::MAJERR));
   c.wqe_idx = static_cast<uint16_t>(regs::get(img, f::WQEIDX));
+  c.sq = static_cast<uint8_t>(regs::get(img, f::SQ_IDX));
   c.pshdrop = regs::get(img, f::PSHDROP) != 0;
   c.error = regs::get(img, f::ERROR) != 0;
   c.op = static_cast<uint8_t>(regs::get(img, f::OP));
@@ -104,8 +110,9 @@ std::string cq_status_name(uint16_t major, uint16_t minor) {
 
 std::string Completion::status() const {
   if (unexpected) {
-    return fmt::format("unexpected CQE for wqe_idx {} (nothing outstanding: duplicate or unknown)",
-                       wqe_idx);
+    return fmt::format(
+        "unexpected CQE for wqe_idx {} of SQ {} (nothing outstanding: duplicate or unknown)",
+        wqe_idx, sq);
   }
   if (ok()) return "ok";
   return cq_status_name(major, minor);
@@ -117,7 +124,6 @@ Device::Device(hal::Device& hal, DeviceConfig cfg, Caps caps, Parts parts)
     : hal_(hal),
       cfg_(std::move(cfg)),
       caps_(caps),
-      sq_(std::move(parts.sq)),
       cq_(std::move(parts.cq)),
       cqp_(std::move(parts.cqp)),
       ccq_(std::move(parts.ccq)),
@@ -125,8 +131,11 @@ Device::Device(hal::Device& hal, DeviceConfig cfg, Caps caps, Parts parts)
       ctx_pool_(std::move(parts.ctx_pool)),
       aeq_(std::move(parts.aeq)),
       pd_area_(std::move(parts.pd_area)),
-      sq_slots_(sq_.size()),
       cqp_slots_(cqp_.size()) {
+  for (auto& ring : parts.sqs) {
+    const uint32_t n = ring.size();
+    sqs_.push_back(Sq{std::move(ring), std::vector<SqSlot>(n), 0});
+  }
   aeq_batch_ = cfg_.aeq_head_batch != 0 ? cfg_.aeq_head_batch : aeq_.size() / 4;
   aeq_batch_ = std::clamp<uint32_t>(aeq_batch_, 1, aeq_.size() - 1);
 }
@@ -176,6 +185,11 @@ Result<std::unique_ptr<Device>> Device::open(hal::Device& hal, DeviceConfig cfg)
   if (cfg.tcp) {
     if (auto v = validate_tcp(*cfg.tcp); !v) return v.error();
   }
+  if (cfg.num_sq == 0 || cfg.num_sq > caps.num_sq) {
+    return make_error(Errc::kInvalidArgument,
+                      fmt::format("num_sq {}: this device has {} reject SQ(s) (CAPS.NUM_SQ)",
+                                  cfg.num_sq, caps.num_sq));
+  }
   if (cfg.cq_entries < cfg.sq_entries || cfg.ccq_entries < cfg.cqp_entries) {
     return make_error(Errc::kInvalidArgument,
                       "each completion ring must be at least as large as its WQE ring "
@@ -188,15 +202,19 @@ Result<std::unique_ptr<Device>> Device::open(hal::Device& hal, DeviceConfig cfg)
     return make_error(Errc::kState, "engines still busy after CTRL.ENABLE = 0");
   }
 
-  auto sq = queues::SqRing::create(hal, cfg.sq_entries, regs::kSqWqeBytes);
-  if (!sq) return sq.error();
+  std::vector<queues::SqRing> sqs;
+  for (unsigned n = 0; n < cfg.num_sq; ++n) {
+    auto sq = queues::SqRing::create(hal, cfg.sq_entries, regs::kSqWqeBytes);
+    if (!sq) return sq.error();
+    sqs.push_back(std::move(sq).value());
+  }
   auto cq = queues::CqRing::create(hal, cfg.cq_entries);
   if (!cq) return cq.error();
   auto cqp = queues::SqRing::create(hal, cfg.cqp_entries, regs::kCqpWqeBytes);
   if (!cqp) return cqp.error();
   auto ccq = queues::CqRing::create(hal, cfg.ccq_entries);
   if (!ccq) return ccq.error();
-  auto pd_pool = hal.alloc_dma(size_t{cfg.sq_entries} * kPdSlotBytes, 64);
+  auto pd_pool = hal.alloc_dma(size_t{cfg.num_sq} * cfg.sq_entries * kPdSlotBytes, 64);
   if (!pd_pool) return pd_pool.error();
   auto ctx_pool = hal.alloc_dma(size_t{cfg.cqp_entries} * kCtxBytes, 64);
   if (!ctx_pool) return ctx_pool.error();
@@ -205,8 +223,10 @@ Result<std::unique_ptr<Device>> Device::open(hal::Device& hal, DeviceConfig cfg)
   auto pd_area = hal.alloc_dma(size_t{caps.ctx_depth} * regs::kPdSlotBytes, regs::kPdSlotBytes);
   if (!pd_area) return pd_area.error();
 
-  write_base(hal, r::SQ_BASE_LO, sq->device_addr());
-  hal.write32(r::SQ_SIZE, sq->log2_size());
+  for (unsigned n = 0; n < cfg.num_sq; ++n) {
+    write_base(hal, r::sq_base_lo(n), sqs[n].device_addr());
+    hal.write32(r::sq_size(n), sqs[n].log2_size());
+  }
   write_base(hal, r::CQ_BASE_LO, cq->device_addr());
   hal.write32(r::CQ_SIZE, cq->log2_size());
   write_base(hal, r::CQP_BASE_LO, cqp->device_addr());
@@ -226,9 +246,14 @@ Result<std::unique_ptr<Device>> Device::open(hal::Device& hal, DeviceConfig cfg)
   hal.write32(r::DMA_TIMEOUT, cfg.dma_timeout_cycles);
   hal.write32(r::CTRL, regs::field::CTRL::ENABLE.put(1));
 
-  Parts parts{std::move(sq).value(),       std::move(cq).value(),     std::move(cqp).value(),
-              std::move(ccq).value(),      std::move(aeq).value(),    std::move(pd_pool).value(),
-              std::move(ctx_pool).value(), std::move(pd_area).value()};
+  Parts parts{std::move(sqs),
+              std::move(cq).value(),
+              std::move(cqp).value(),
+              std::move(ccq).value(),
+              std::move(aeq).value(),
+              std::move(pd_pool).value(),
+              std::move(ctx_pool).value(),
+              std::move(pd_area).value()};
   return std::unique_ptr<Device>(new Device(hal, std::move(cfg), caps, std::move(parts)));
 }
 
@@ -238,8 +263,30 @@ Device::~Device() {
   (void)wait_idle(hal_, cfg_.cqp_timeout_cycles, cfg_.poll_interval_cycles);
 }
 
-uint64_t Device::pd_slot_addr(uint16_t wqe_idx) const {
-  return pd_pool_->device_addr() + size_t{wqe_idx} * kPdSlotBytes;
+uint64_t Device::pd_slot_addr(uint16_t wqe_idx, unsigned sq) const {
+  return pd_pool_->device_addr() + (size_t{sq} * cfg_.sq_entries + size_t{wqe_idx}) * kPdSlotBytes;
+}
+
+uint32_t Device::sq_outstanding(unsigned sq) const {
+  return sq < sqs_.size() ? sqs_[sq].outstanding : 0;
+}
+
+Result<queues::WqeSlot> Device::next_sq_slot(unsigned sq) {
+  if (sq >= sqs_.size()) {
+    return make_error(Errc::kInvalidArgument,
+                      fmt::format("SQ {} is not in use (num_sq {})", sq, sqs_.size()));
+  }
+  Sq& q = sqs_[sq];
+  // After reset_sq() the ring restarts at 0 while flushed completions may still be waiting in
+  // stash_ with their slots reserved; the ring's own count does not see those.
+  std::optional<queues::WqeSlot> slot;
+  if (!q.slots[q.ring.head()].busy) slot = q.ring.get_next_wqe();
+  if (!slot) {
+    return make_error(Errc::kRingFull,
+                      fmt::format("SQ {} full ({} of {} slots outstanding); poll completions", sq,
+                                  q.ring.used(), q.ring.size()));
+  }
+  return *slot;
 }
 
 // ------------------------------------------------------------------------------- CQP
@@ -429,12 +476,12 @@ Result<uint16_t> Device::post_reject(const RejectWqe& w) {
     return make_error(Errc::kInvalidArgument, fmt::format("cm_id {} has no PD-area slot (depth {})",
                                                           w.cm_id, caps_.ctx_depth));
   }
-  auto slot = next_sq_slot();
-  if (!slot) {
-    return make_error(Errc::kRingFull,
-                      fmt::format("SQ full ({} of {} slots outstanding); poll completions",
-                                  sq_.used(), sq_.size()));
+  if (w.sq >= sqs_.size()) {
+    return make_error(Errc::kInvalidArgument,
+                      fmt::format("SQ {} is not in use (num_sq {})", w.sq, sqs_.size()));
   }
+  auto slot = next_sq_slot(w.sq);
+  if (!slot) return slot.error();
   // The reject PD always goes to the cm_id's PD-area slot: the hardware re-reads it there
   // (REJ_PD_LEN bytes) for every retransmission until the node ends.
   if (w.cm_id < caps_.ctx_depth && !w.pd.empty()) {
@@ -453,7 +500,7 @@ Result<uint16_t> Device::post_reject(const RejectWqe& w) {
   } else {
     // rdma_reject semantics: the caller's buffer may be reused on return, so copy the PD into
     // this slot's buffer; it is not reused before the slot's completion has been polled.
-    const size_t off = size_t{slot->wqe_idx} * kPdSlotBytes;
+    const size_t off = (size_t{w.sq} * cfg_.sq_entries + slot->wqe_idx) * kPdSlotBytes;
     std::copy_n(w.pd.begin(), w.pd.size(), pd_pool_->bytes().begin() + off);
     pd_pool_->sync_to_device(off, std::max<size_t>(w.pd.size(), 1));
     regs::put(img, f::PD_ADDR, w.pd_addr_override.value_or(pd_pool_->device_addr() + off));
@@ -470,49 +517,47 @@ Result<uint16_t> Device::post_reject(const RejectWqe& w) {
   regs::put(img, f::FIN_POLICY, static_cast<uint64_t>(policy));
   queues::WqeSlot pub = *slot;
   if (w.stale) pub.polarity ^= 1u;  // a slot the hardware must see as not written on this lap
-  publish_sq(pub, img, w.push, w.wr_id, w.cm_id);
+  publish_sq(w.sq, pub, img, w.push, w.wr_id, w.cm_id);
   return slot->wqe_idx;
 }
 
-Result<uint16_t> Device::post_nop(uint64_t wr_id, bool push) {
+Result<uint16_t> Device::post_nop(uint64_t wr_id, bool push, unsigned sq) {
   std::lock_guard lk(mu_);
   namespace f = regs::sq_wqe;
   if (push && !caps_.push) {
     return make_error(Errc::kInvalidArgument, "push mode requested but CAPS.PUSH is 0");
   }
-  auto slot = next_sq_slot();
-  if (!slot) {
-    return make_error(Errc::kRingFull,
-                      fmt::format("SQ full ({} of {} slots outstanding); poll completions",
-                                  sq_.used(), sq_.size()));
-  }
+  auto slot = next_sq_slot(sq);
+  if (!slot) return slot.error();
   std::array<std::byte, regs::kSqWqeBytes> img{};
   regs::put(img, f::WR_ID, wr_id);
   regs::put(img, f::OPCODE, static_cast<uint8_t>(regs::SqOp::NOP));
   regs::put(img, f::PUSHWQE, push);
-  publish_sq(*slot, img, push, wr_id, 0);
+  publish_sq(sq, *slot, img, push, wr_id, 0);
   return slot->wqe_idx;
 }
 
-void Device::publish_sq(queues::WqeSlot slot, std::span<const std::byte> image, bool push,
-                        uint64_t wr_id, uint32_t cm_id) {
-  sq_.write_wqe(slot, image);
-  sq_slots_[slot.wqe_idx] = SqSlot{true, false, push, wr_id, cm_id};
+void Device::publish_sq(unsigned sq, queues::WqeSlot slot, std::span<const std::byte> image,
+                        bool push, uint64_t wr_id, uint32_t cm_id) {
+  Sq& q = sqs_[sq];
+  q.ring.write_wqe(slot, image);
+  q.slots[slot.wqe_idx] = SqSlot{true, false, push, wr_id, cm_id};
+  ++q.outstanding;
   ++sq_outstanding_;
   ++stats_.sq_posted;
   if (push) {
     // irdma_qp_push_wqe: copy the WQE as it sits in the ring (valid bit included) to the
     // push page, then the push doorbell. The fence orders the ring write before the MMIO
     // writes; a card backend must also flush its write-combining buffer in write_block().
-    const auto wqe = sq_.wqe(slot.wqe_idx);
+    const auto wqe = q.ring.wqe(slot.wqe_idx);
     std::array<uint32_t, regs::reg::PUSH_PAGE_COUNT> words{};
     std::memcpy(words.data(), wqe.data(), sizeof(words));  // word i = bytes 4i..4i+3 (LE host)
     std::atomic_thread_fence(std::memory_order_release);
-    hal_.write_block(r::PUSH_PAGE, words);
+    hal_.write_block(r::push_page(sq), words);
     ++stats_.sq_pushed;
-    hal_.write32(r::SQ_PUSH_DB, sq_.head());
+    hal_.write32(r::SQ_PUSH_DB, doorbell(sq, q.ring.head()));
   } else {
-    hal_.write32(r::SQ_DB, sq_.head());
+    hal_.write32(r::SQ_DB, doorbell(sq, q.ring.head()));
   }
 }
 
@@ -523,19 +568,21 @@ std::optional<Completion> Device::reap_one() {
   hal_.write32(r::CQ_HEAD, cq_.head());
   Completion c = decode_cqe(*cqe);
   const bool from_sq = regs::get(*cqe, regs::cqe::SQ) != 0;
-  if (!from_sq || c.wqe_idx >= sq_slots_.size() || !sq_slots_[c.wqe_idx].busy ||
-      sq_slots_[c.wqe_idx].reaped) {
+  if (!from_sq || c.sq >= sqs_.size() || c.wqe_idx >= sqs_[c.sq].slots.size() ||
+      !sqs_[c.sq].slots[c.wqe_idx].busy || sqs_[c.sq].slots[c.wqe_idx].reaped) {
     c.unexpected = true;
     ++stats_.unexpected_cqes;
     return c;
   }
-  SqSlot& s = sq_slots_[c.wqe_idx];
+  Sq& q = sqs_[c.sq];
+  SqSlot& s = q.slots[c.wqe_idx];
   c.push = s.push;
   if (is_wqe_dma_error(*cqe)) {  // the hardware never read the WQE: its fields are 0
     c.wr_id = s.wr_id;
     c.cm_id = s.cm_id;
   }
   s.reaped = true;  // the slot stays reserved until handed_out() releases it
+  --q.outstanding;
   --sq_outstanding_;
   ++stats_.sq_completed;
   if (!c.ok()) ++stats_.sq_errors;
@@ -554,17 +601,13 @@ std::optional<Completion> Device::poll_cq() {
   return std::nullopt;
 }
 
-std::optional<queues::WqeSlot> Device::next_sq_slot() {
-  // After reset_sq() the ring restarts at 0 while flushed completions may still be waiting in
-  // stash_ with their slots reserved; the ring's own count does not see those.
-  if (sq_slots_[sq_.head()].busy) return std::nullopt;
-  return sq_.get_next_wqe();
-}
-
 Completion Device::handed_out(const Completion& c) {
-  if (!c.unexpected && c.wqe_idx < sq_slots_.size() && sq_slots_[c.wqe_idx].reaped) {
-    sq_slots_[c.wqe_idx] = SqSlot{};
-    advance_tail(sq_, sq_slots_);
+  if (!c.unexpected && c.sq < sqs_.size()) {
+    Sq& q = sqs_[c.sq];
+    if (c.wqe_idx < q.slots.size() && q.slots[c.wqe_idx].reaped) {
+      q.slots[c.wqe_idx] = SqSlot{};
+      advance_tail(q.ring, q.slots);
+    }
   }
   return c;
 }
@@ -576,11 +619,11 @@ Result<Completion> Device::wait_completion(uint64_t timeout_cycles) {
     if (auto c = poll_cq()) return *c;
     const uint64_t now = hal_.now_cycles();
     if (now >= deadline) {
-      if (auto q = sq_queue_error()) return *q;
+      if (auto q = any_sq_queue_error()) return *q;
       return make_error(Errc::kTimeout,
                         fmt::format("no SQ completion after {} cycles ({} WQEs outstanding, "
-                                    "SQ_CI {}, CQ_TAIL {})",
-                                    timeout_cycles, sq_outstanding_, hal_.read32(r::SQ_CI),
+                                    "SQ 0 CI {}, CQ_TAIL {})",
+                                    timeout_cycles, sq_outstanding_, hal_.read32(r::sq_ci(0)),
                                     hal_.read32(r::CQ_TAIL)));
     }
     hal_.wait_cycles(std::min(cfg_.poll_interval_cycles, deadline - now));
@@ -594,40 +637,65 @@ uint32_t Device::read_qerr() {
   return v == 0xFFFF'FFFFu ? 0 : v;
 }
 
+namespace {
+// QERR.SQn (SQ n's cause): the fields SQ0..SQ3 are 4 bits apart.
+uint8_t qerr_sq_cause(uint32_t qerr, unsigned sq) {
+  static_assert(regs::field::QERR::SQ1.lsb == regs::field::QERR::SQ0.lsb + 4 &&
+                regs::field::QERR::SQ3.lsb == regs::field::QERR::SQ0.lsb + 12);
+  return static_cast<uint8_t>((qerr >> (regs::field::QERR::SQ0.lsb + 4 * sq)) & 0xFu);
+}
+}  // namespace
+
 Device::QueueError Device::queue_error() {
   std::lock_guard lk(mu_);
-  namespace fq = regs::field::QERR;
   const uint32_t v = read_qerr();
-  return QueueError{static_cast<uint8_t>(fq::SQ.get(v)), static_cast<uint8_t>(fq::CQP.get(v))};
+  QueueError q;
+  for (unsigned n = 0; n < q.sq.size(); ++n) q.sq[n] = qerr_sq_cause(v, n);
+  q.cqp = static_cast<uint8_t>(regs::field::QERR::CQP.get(v));
+  return q;
 }
 
-std::optional<Error> Device::sq_queue_error() {
-  const uint8_t c = static_cast<uint8_t>(regs::field::QERR::SQ.get(read_qerr()));
+std::optional<Error> Device::sq_queue_error(unsigned sq) {
+  const uint8_t c = sq < regs::kNumSqMax ? qerr_sq_cause(read_qerr(), sq) : 0;
   if (c == 0) return std::nullopt;
   return make_error(Errc::kQueueError,
-                    fmt::format("the SQ is in queue error: {}; its doorbells are ignored until "
-                                "Device::reset_sq()",
-                                qerr_text(c)));
+                    fmt::format("SQ {} is in queue error: {}; its doorbells are ignored until "
+                                "Device::reset_sq({})",
+                                sq, qerr_text(c), sq));
 }
 
-Result<uint32_t> Device::reset_sq() {
+std::optional<Error> Device::any_sq_queue_error() {
+  const uint32_t v = read_qerr();
+  for (unsigned n = 0; n < sqs_.size(); ++n) {
+    if (qerr_sq_cause(v, n) != 0) return sq_queue_error(n);
+  }
+  return std::nullopt;
+}
+
+Result<uint32_t> Device::reset_sq(unsigned sq) {
   std::lock_guard lk(mu_);
+  if (sq >= sqs_.size()) {
+    return make_error(Errc::kInvalidArgument,
+                      fmt::format("SQ {} is not in use (num_sq {})", sq, sqs_.size()));
+  }
   const uint64_t deadline = hal_.now_cycles() + cfg_.cqp_timeout_cycles;
   while (regs::field::STATUS::SQ_BUSY.get(hal_.read32(r::STATUS)) != 0) {
     if (hal_.now_cycles() >= deadline) {
-      return make_error(Errc::kTimeout, "SQ engine still busy; SQ not reset");
+      return make_error(Errc::kTimeout, fmt::format("SQ engine still busy; SQ {} not reset", sq));
     }
     hal_.wait_cycles(cfg_.poll_interval_cycles);
   }
   // A WQE the engine finished before the reset may still have its CQE in the CQ.
   while (auto c = reap_one()) stash_.push_back(*c);
-  sq_.reset();
-  hal_.write32(r::SQ_SIZE, sq_.log2_size());
+  Sq& q = sqs_[sq];
+  q.ring.reset();
+  hal_.write32(r::sq_size(sq), q.ring.log2_size());
   uint32_t flushed = 0;
-  for (size_t i = 0; i < sq_slots_.size(); ++i) {
-    SqSlot& s = sq_slots_[i];
+  for (size_t i = 0; i < q.slots.size(); ++i) {
+    SqSlot& s = q.slots[i];
     if (!s.busy || s.reaped) continue;
     Completion c;
+    c.sq = static_cast<uint8_t>(sq);
     c.wqe_idx = static_cast<uint16_t>(i);
     c.wr_id = s.wr_id;
     c.cm_id = s.cm_id;
@@ -641,7 +709,8 @@ Result<uint32_t> Device::reset_sq() {
     ++stats_.sq_completed;
     ++stats_.sq_errors;
   }
-  sq_outstanding_ = 0;
+  sq_outstanding_ -= q.outstanding;
+  q.outstanding = 0;
   return flushed;
 }
 
@@ -660,45 +729,48 @@ Result<void> Device::reset_cqp() {
   return {};
 }
 
-Result<std::optional<Completion>> Device::poll_completion_for(uint16_t wqe_idx) {
+Result<std::optional<Completion>> Device::poll_completion_for(unsigned sq, uint16_t wqe_idx) {
   std::lock_guard lk(mu_);
   for (auto it = stash_.begin(); it != stash_.end(); ++it) {
-    if (!it->unexpected && it->wqe_idx == wqe_idx) {
+    if (!it->unexpected && it->sq == sq && it->wqe_idx == wqe_idx) {
       Completion c = *it;
       stash_.erase(it);
       return std::optional<Completion>{handed_out(c)};
     }
   }
-  if (wqe_idx >= sq_slots_.size() || !sq_slots_[wqe_idx].busy) {
+  if (sq >= sqs_.size() || wqe_idx >= sqs_[sq].slots.size() || !sqs_[sq].slots[wqe_idx].busy) {
     return make_error(Errc::kInvalidArgument,
-                      fmt::format("wqe_idx {} has no outstanding WQE", wqe_idx));
+                      fmt::format("SQ {} wqe_idx {} has no outstanding WQE", sq, wqe_idx));
   }
   while (auto c = reap_one()) {
-    if (!c->unexpected && c->wqe_idx == wqe_idx) return std::optional<Completion>{handed_out(*c)};
+    if (!c->unexpected && c->sq == sq && c->wqe_idx == wqe_idx) {
+      return std::optional<Completion>{handed_out(*c)};
+    }
     stash_.push_back(*c);
   }
   return std::optional<Completion>{};
 }
 
-Error Device::completion_timeout(uint16_t wqe_idx, uint64_t timeout_cycles) {
+Error Device::completion_timeout(unsigned sq, uint16_t wqe_idx, uint64_t timeout_cycles) {
   std::lock_guard lk(mu_);
-  if (auto q = sq_queue_error()) return *q;
-  return make_error(
-      Errc::kTimeout,
-      fmt::format("no completion for wqe_idx {} after {} cycles (SQ_CI {}, "
-                  "CQ_TAIL {})",
-                  wqe_idx, timeout_cycles, hal_.read32(r::SQ_CI), hal_.read32(r::CQ_TAIL)));
+  if (auto q = sq_queue_error(sq)) return *q;
+  const uint32_t ci = sq < regs::kNumSqMax ? hal_.read32(r::sq_ci(sq)) : 0;
+  return make_error(Errc::kTimeout,
+                    fmt::format("no completion for SQ {} wqe_idx {} after {} cycles (its CI {}, "
+                                "CQ_TAIL {})",
+                                sq, wqe_idx, timeout_cycles, ci, hal_.read32(r::CQ_TAIL)));
 }
 
-Result<Completion> Device::wait_completion_for(uint16_t wqe_idx, uint64_t timeout_cycles) {
+Result<Completion> Device::wait_completion_for(unsigned sq, uint16_t wqe_idx,
+                                               uint64_t timeout_cycles) {
   std::lock_guard lk(mu_);
   const uint64_t deadline = hal_.now_cycles() + timeout_cycles;
   for (;;) {
-    auto c = poll_completion_for(wqe_idx);
+    auto c = poll_completion_for(sq, wqe_idx);
     if (!c) return c.error();
     if (*c) return **c;
     const uint64_t now = hal_.now_cycles();
-    if (now >= deadline) return completion_timeout(wqe_idx, timeout_cycles);
+    if (now >= deadline) return completion_timeout(sq, wqe_idx, timeout_cycles);
     hal_.wait_cycles(std::min(cfg_.poll_interval_cycles, deadline - now));
   }
 }

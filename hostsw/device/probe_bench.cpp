@@ -125,7 +125,7 @@ class ProbeBench {
       r.width = dev_.caps().data_bytes * 8;
       r.mem_latency = cfg_.mem_latency;
       r.outstanding = k;
-      r.sqs = dev_.caps().num_sq;
+      r.sqs = 1;  // every reject of this bench goes to SQ 0
       fill_stats(r, *v);
       out.push_back(std::move(r));
     }

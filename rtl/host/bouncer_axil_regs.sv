@@ -8,13 +8,22 @@
 //   doorbell produces a one-cycle *_db pulse with the written index.
 // - Reads: R follows AR by one cycle (the read mux is registered).
 // - Ring SIZE writes pulse *_reset so the engines restart at index 0, polarity 1.
-// - QERR: a doorbell (SQ_DB, SQ_PUSH_DB, CQP_DB) is checked in its write cycle: an index
-//   at or above the ring size, an index that would reduce the posted-but-unconsumed count
-//   (the producer lapped the consumer), a ring base not 64-byte aligned or a completion
-//   ring base not 32-byte aligned puts that ring in its queue-error state (cause in QERR):
-//   the doorbell and every later one are ignored until the ring's SIZE is written.
-// - The push page holds one 64-byte WQE image. Writing SQ_PUSH_DB arms it for index
-//   (value - 1); writing any push-page word disarms it, so the engine never takes a
+// - NUM_SQ (1..NUM_SQ_MAX) reject SQs: SQ n's ring registers are the block at
+//   SQ_BASE_LO + n * 0x20 (base, size, CI, PI) and its push page is at
+//   PUSH_PAGE + n * 0x40. SQ_DB / SQ_PUSH_DB carry the SQ number in bits 23:16 and the
+//   producer index in bits 14:0: the registered sq_db pulse names the SQ (sq_db_sq) and says
+//   whether it was a push doorbell. A doorbell for an SQ >= NUM_SQ changes nothing, gives no
+//   pulse and counts in STAT_SQ_DB_BAD (it is not a queue error); blocks and pages of
+//   SQs >= NUM_SQ read 0 and ignore writes.
+// - QERR: a doorbell (SQ_DB, SQ_PUSH_DB for SQ n, CQP_DB) is checked in its write cycle
+//   against that ring's own size, PI, CI and base: an index at or above the ring size, an
+//   index that would reduce the posted-but-unconsumed count (the producer lapped the
+//   consumer), a ring base not 64-byte aligned or a completion ring base (the shared CQ for
+//   every SQ, the CCQ for the CQP) not 32-byte aligned puts that ring alone in its
+//   queue-error state (cause in QERR.SQn / QERR.CQP): the doorbell and every later one to
+//   that ring are ignored until its SIZE is written. The other rings keep working.
+// - Each push page holds one 64-byte WQE image. Writing SQ_PUSH_DB arms SQ n's page for
+//   index (PI - 1); writing any word of that page disarms it, so the engine never takes a
 //   half-written image (it fetches that WQE from the ring instead).
 // - Passive-CM registers: AEQ ring (AEQ_SIZE writes pulse aeq_reset and clear AEQ_HEAD),
 //   private-data area base, the write-only 128-bit ISN key (reads 0), CM timer and TCP
@@ -33,7 +42,8 @@ module bouncer_axil_regs #(
   parameter int ADDR_W         = 16,
   parameter int DATA_BYTES     = 8,
   parameter int CTX_DEPTH_LOG2 = 10,
-  parameter int PROBES         = 0      // latency probes present (CAPS.PROBES, PROBE_*)
+  parameter int PROBES         = 0,     // latency probes present (CAPS.PROBES, PROBE_*)
+  parameter int NUM_SQ         = 4      // reject SQs (1..NUM_SQ_MAX), CAPS.NUM_SQ
 ) (
   input  wire               clk,
   input  wire               rst,
@@ -59,15 +69,19 @@ module bouncer_axil_regs #(
   // configuration
   output logic              ctrl_enable,
   output logic              ctrl_loopback,  // CTRL.LOOPBACK (the core switches at frame boundaries)
-  output logic [63:0]       sq_base,
-  output logic [3:0]        sq_size_log2,
-  output logic              sq_reset,
-  output logic [14:0]       sq_pi,
-  output logic              sq_db,          // pulse: SQ_DB or SQ_PUSH_DB written
-  output logic [511:0]      push_wqe,
-  output logic              push_armed,
-  output logic [14:0]       push_idx,
-  input  wire               push_take,      // engine consumed the push image
+  // per SQ n: bits [n*W +: W] of each vector
+  output logic [NUM_SQ*64-1:0]  sq_base,
+  output logic [NUM_SQ*4-1:0]   sq_size_log2,
+  output logic [NUM_SQ-1:0]     sq_reset,       // pulse: SQ_SIZE of that SQ written
+  output logic [NUM_SQ*15-1:0]  sq_pi,
+  output logic                  sq_db,          // pulse: SQ_DB or SQ_PUSH_DB for a valid SQ
+  output logic [1:0]            sq_db_sq,       // ... its SQ number
+  output logic                  sq_db_push,     // ... it was SQ_PUSH_DB
+  output logic [14:0]           sq_db_pi,       // ... the producer index written
+  output logic [NUM_SQ*512-1:0] push_wqe,
+  output logic [NUM_SQ-1:0]     push_armed,
+  output logic [NUM_SQ*15-1:0]  push_idx,
+  input  wire  [NUM_SQ-1:0]     push_take,      // engine consumed that SQ's push image
   output logic [63:0]       cq_base,
   output logic [3:0]        cq_size_log2,
   output logic              cq_reset,
@@ -83,7 +97,7 @@ module bouncer_axil_regs #(
   output logic [63:0]       cycle_count,
 
   // status from the engines
-  input  wire [14:0]        sq_ci,
+  input  wire [NUM_SQ*15-1:0] sq_ci,
   input  wire [14:0]        cq_tail,
   input  wire [14:0]        cqp_ci,
   input  wire [14:0]        ccq_tail,
@@ -161,13 +175,20 @@ module bouncer_axil_regs #(
 
   logic [31:0] scratch_q;
   logic        enable_q, loopback_q;
-  logic [63:0] sq_base_q, cq_base_q, cqp_base_q, ccq_base_q;
-  logic [3:0]  sq_size_q, cq_size_q, cqp_size_q, ccq_size_q;
-  logic [14:0] sq_pi_q, cq_head_q, cqp_pi_q, ccq_head_q;
-  logic        sq_reset_q, cq_reset_q, cqp_reset_q, ccq_reset_q, sq_db_q;
-  logic [511:0] push_q;
-  logic        push_armed_q;
-  logic [14:0] push_idx_q;
+  logic [63:0] cq_base_q, cqp_base_q, ccq_base_q;
+  logic [3:0]  cq_size_q, cqp_size_q, ccq_size_q;
+  logic [14:0] cq_head_q, cqp_pi_q, ccq_head_q;
+  logic        cq_reset_q, cqp_reset_q, ccq_reset_q, sq_db_q, sq_db_push_q;
+  logic [1:0]  sq_db_sq_q;
+  logic [14:0] sq_db_pi_q;
+  // per SQ
+  logic [63:0]  sq_base_q  [NUM_SQ];
+  logic [3:0]   sq_size_q  [NUM_SQ];
+  logic [14:0]  sq_pi_q    [NUM_SQ];
+  logic [NUM_SQ-1:0] sq_reset_q, push_armed_q;
+  logic [511:0] push_q     [NUM_SQ];
+  logic [14:0]  push_idx_q [NUM_SQ];
+  logic [31:0]  st_db_bad_q;
   logic [63:0] cycle_q;
   logic [31:0] cycle_hi_latch_q;
   logic [31:0] st_frames_q, st_bytes_q, st_sq_wqes_q, st_sq_err_q, st_push_used_q,
@@ -204,7 +225,8 @@ module bouncer_axil_regs #(
 
   // Doorbell checks (QERR): the cause a doorbell to a ring would raise, in priority order.
   // idx is the new producer index, pi/ci the ring's current ones.
-  logic [3:0] sq_qerr_q, cqp_qerr_q;
+  logic [3:0] sq_qerr_q [NUM_SQ];
+  logic [3:0] cqp_qerr_q;
   function automatic logic [3:0] db_cause(input logic [14:0] idx, input logic [14:0] pi,
                                           input logic [14:0] ci, input logic [3:0] size_log2,
                                           input logic ring_misaligned,
@@ -217,21 +239,49 @@ module bouncer_axil_regs #(
     else if (cq_misaligned)                          db_cause = bouncer_regs_pkg::QERR_CAUSE_CQ_ALIGN;
     else                                             db_cause = bouncer_regs_pkg::QERR_CAUSE_NONE;
   endfunction
-  logic [3:0] sq_db_cause, cqp_db_cause;
-  assign sq_db_cause  = db_cause(wr_data[14:0], sq_pi_q, sq_ci, sq_size_q, sq_base_q[5:0] != 6'd0,
-                                 cq_base_q[4:0] != 5'd0);
+  // one check per SQ in parallel (no mux of SQ state in front of it); the doorbell's SQ
+  // number picks which one applies
+  logic [3:0] sq_db_cause [NUM_SQ];
+  logic [3:0] cqp_db_cause;
+  for (genvar n = 0; n < NUM_SQ; n++) begin : g_sq_cause
+    assign sq_db_cause[n] = db_cause(wr_data[14:0], sq_pi_q[n], sq_ci[15*n +: 15], sq_size_q[n],
+                                     sq_base_q[n][5:0] != 6'd0, cq_base_q[4:0] != 5'd0);
+  end
   assign cqp_db_cause = db_cause(wr_data[14:0], cqp_pi_q, cqp_ci, cqp_size_q,
                                  cqp_base_q[5:0] != 6'd0, ccq_base_q[4:0] != 5'd0);
 
-  // push page write decode
+  // push page write decode: page n = address bits 7:6 inside the 256-byte push window
+  localparam logic [15:0] PUSH_OFF = 16'(bouncer_regs_pkg::PUSH_PAGE_OFFSET);
   logic        push_page_wr;
+  logic [1:0]  push_page;
   logic [3:0]  push_word;
-  assign push_page_wr = wr_fire && (wr_addr[ADDR_W-1:6] ==
-                        bouncer_regs_pkg::PUSH_PAGE_OFFSET[ADDR_W-1:6]);
+  assign push_page_wr = wr_fire && (wr_addr[ADDR_W-1:8] == PUSH_OFF[ADDR_W-1:8]);
+  assign push_page = wr_addr[7:6];
   assign push_word = wr_addr[5:2];
 
+  // per-SQ register blocks: 0x0500 + n * 0x20; the register within a block is bits 4:2
+  localparam logic [15:0] SQBLK_OFF = bouncer_regs_pkg::REG_SQ_BASE_LO;
+  localparam logic [2:0]  SQR_BASE_LO = 3'(bouncer_regs_pkg::REG_SQ_BASE_LO[4:2]);
+  localparam logic [2:0]  SQR_BASE_HI = 3'(bouncer_regs_pkg::REG_SQ_BASE_HI[4:2]);
+  localparam logic [2:0]  SQR_SIZE    = 3'(bouncer_regs_pkg::REG_SQ_SIZE[4:2]);
+  localparam logic [2:0]  SQR_CI      = 3'(bouncer_regs_pkg::REG_SQ_CI[4:2]);
+  localparam logic [2:0]  SQR_PI      = 3'(bouncer_regs_pkg::REG_SQ_PI[4:2]);
+  logic        sqblk_wr;
+  logic [1:0]  sqblk_n;
+  logic [2:0]  sqblk_r;
+  assign sqblk_wr = wr_fire && (wr_addr[15:7] == SQBLK_OFF[15:7]);
+  assign sqblk_n  = wr_addr[6:5];
+  assign sqblk_r  = wr_addr[4:2];
+
+  // doorbell decode (SQ_DB and SQ_PUSH_DB share the layout)
+  logic [7:0]  db_sq;
+  logic        db_ok;
+  assign db_sq = wr_data[bouncer_regs_pkg::REG_SQ_DB_SQ_LSB +: 8];
+  assign db_ok = db_sq < 8'(NUM_SQ);
+
   always_ff @(posedge clk) begin
-    sq_reset_q  <= 1'b0;
+    sq_reset_q  <= '0;
+    sq_db_push_q <= 1'b0;
     cq_reset_q  <= 1'b0;
     cqp_reset_q <= 1'b0;
     ccq_reset_q <= 1'b0;
@@ -243,13 +293,32 @@ module bouncer_axil_regs #(
     if (s_axil_bready) bvalid_q <= 1'b0;
     if (wr_fire) bvalid_q <= 1'b1;
 
-    if (push_take) push_armed_q <= 1'b0;
+    for (int n = 0; n < NUM_SQ; n++) if (push_take[n]) push_armed_q[n] <= 1'b0;
 
     if (push_page_wr) begin
-      for (int w = 0; w < 16; w++) begin
-        if (push_word == 4'(w)) push_q[32*w +: 32] <= merge(push_q[32*w +: 32], wr_data, s_axil_wstrb);
+      for (int n = 0; n < NUM_SQ; n++) begin
+        if (push_page == 2'(n)) begin
+          for (int w = 0; w < 16; w++) begin
+            if (push_word == 4'(w))
+              push_q[n][32*w +: 32] <= merge(push_q[n][32*w +: 32], wr_data, s_axil_wstrb);
+          end
+          push_armed_q[n] <= 1'b0;
+        end
       end
-      push_armed_q <= 1'b0;
+    end else if (sqblk_wr) begin
+      for (int n = 0; n < NUM_SQ; n++) begin
+        if (sqblk_n == 2'(n)) begin
+          if (sqblk_r == SQR_BASE_LO) sq_base_q[n][31:0]  <= wr_data;
+          if (sqblk_r == SQR_BASE_HI) sq_base_q[n][63:32] <= wr_data;
+          if (sqblk_r == SQR_SIZE) begin
+            sq_size_q[n]    <= clamp_log2(wr_data);
+            sq_pi_q[n]      <= '0;
+            sq_reset_q[n]   <= 1'b1;
+            push_armed_q[n] <= 1'b0;
+            sq_qerr_q[n]    <= bouncer_regs_pkg::QERR_CAUSE_NONE;
+          end
+        end
+      end
     end else if (wr_fire) begin
       case (wr_addr[15:0])
         bouncer_regs_pkg::REG_CTRL: begin
@@ -257,33 +326,30 @@ module bouncer_axil_regs #(
           loopback_q <= wr_data[bouncer_regs_pkg::REG_CTRL_LOOPBACK_LSB];
         end
         bouncer_regs_pkg::REG_SCRATCH:     scratch_q <= merge(scratch_q, wr_data, s_axil_wstrb);
-        bouncer_regs_pkg::REG_SQ_BASE_LO:  sq_base_q[31:0] <= wr_data;
-        bouncer_regs_pkg::REG_SQ_BASE_HI:  sq_base_q[63:32] <= wr_data;
-        bouncer_regs_pkg::REG_SQ_SIZE: begin
-          sq_size_q    <= clamp_log2(wr_data);
-          sq_pi_q      <= '0;
-          sq_reset_q   <= 1'b1;
-          push_armed_q <= 1'b0;
-          sq_qerr_q    <= bouncer_regs_pkg::QERR_CAUSE_NONE;
-        end
-        // a doorbell to a ring in error, or one that would put it in error, changes nothing
-        bouncer_regs_pkg::REG_SQ_DB: if (sq_qerr_q == bouncer_regs_pkg::QERR_CAUSE_NONE) begin
-          if (sq_db_cause != bouncer_regs_pkg::QERR_CAUSE_NONE) begin
-            sq_qerr_q <= sq_db_cause;
+        bouncer_regs_pkg::REG_SQ_DB, bouncer_regs_pkg::REG_SQ_PUSH_DB: begin
+          if (db_ok) begin
+            for (int n = 0; n < NUM_SQ; n++) begin
+              // a doorbell to an SQ in error, or one that would put it in error, changes
+              // nothing but that SQ's cause (a bad push doorbell disarms its page)
+              if (db_sq == 8'(n) && sq_qerr_q[n] == bouncer_regs_pkg::QERR_CAUSE_NONE) begin
+                if (sq_db_cause[n] != bouncer_regs_pkg::QERR_CAUSE_NONE) begin
+                  sq_qerr_q[n] <= sq_db_cause[n];
+                  if (wr_addr[15:0] == bouncer_regs_pkg::REG_SQ_PUSH_DB) push_armed_q[n] <= 1'b0;
+                end else begin
+                  sq_pi_q[n] <= wr_data[14:0];
+                  if (wr_addr[15:0] == bouncer_regs_pkg::REG_SQ_PUSH_DB) begin
+                    push_armed_q[n] <= 1'b1;
+                    push_idx_q[n]   <= wr_data[14:0] - 15'd1;
+                  end
+                  sq_db_q      <= 1'b1;
+                  sq_db_sq_q   <= db_sq[1:0];
+                  sq_db_pi_q   <= wr_data[14:0];
+                  sq_db_push_q <= (wr_addr[15:0] == bouncer_regs_pkg::REG_SQ_PUSH_DB);
+                end
+              end
+            end
           end else begin
-            sq_pi_q <= wr_data[14:0];
-            sq_db_q <= 1'b1;
-          end
-        end
-        bouncer_regs_pkg::REG_SQ_PUSH_DB: if (sq_qerr_q == bouncer_regs_pkg::QERR_CAUSE_NONE) begin
-          if (sq_db_cause != bouncer_regs_pkg::QERR_CAUSE_NONE) begin
-            sq_qerr_q    <= sq_db_cause;
-            push_armed_q <= 1'b0;
-          end else begin
-            sq_pi_q      <= wr_data[14:0];
-            sq_db_q      <= 1'b1;
-            push_armed_q <= 1'b1;
-            push_idx_q   <= wr_data[14:0] - 15'd1;
+            st_db_bad_q <= st_db_bad_q + 32'd1;
           end
         end
         bouncer_regs_pkg::REG_CQ_BASE_LO:  cq_base_q[31:0] <= wr_data;
@@ -380,23 +446,31 @@ module bouncer_axil_regs #(
       scratch_q    <= '0;
       enable_q     <= 1'b0;
       loopback_q   <= 1'b0;
-      sq_base_q    <= '0;
+      for (int n = 0; n < NUM_SQ; n++) begin
+        sq_base_q[n]  <= '0;
+        sq_size_q[n]  <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
+        sq_pi_q[n]    <= '0;
+        push_q[n]     <= '0;
+        push_idx_q[n] <= '0;
+        sq_qerr_q[n]  <= bouncer_regs_pkg::QERR_CAUSE_NONE;
+      end
+      sq_reset_q   <= '0;
+      sq_db_q      <= 1'b0;
+      sq_db_sq_q   <= '0;
+      sq_db_pi_q   <= '0;
+      sq_db_push_q <= 1'b0;
+      st_db_bad_q  <= '0;
       cq_base_q    <= '0;
       cqp_base_q   <= '0;
       ccq_base_q   <= '0;
-      sq_size_q    <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
       cq_size_q    <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
       cqp_size_q   <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
       ccq_size_q   <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
-      sq_pi_q      <= '0;
-      sq_qerr_q    <= bouncer_regs_pkg::QERR_CAUSE_NONE;
       cqp_qerr_q   <= bouncer_regs_pkg::QERR_CAUSE_NONE;
       cq_head_q    <= '0;
       cqp_pi_q     <= '0;
       ccq_head_q   <= '0;
-      push_q       <= '0;
-      push_armed_q <= 1'b0;
-      push_idx_q   <= '0;
+      push_armed_q <= '0;
       cycle_q      <= '0;
       st_frames_q    <= '0;
       st_bytes_q     <= '0;
@@ -450,10 +524,18 @@ module bouncer_axil_regs #(
   localparam logic [31:0] CAPS_VALUE =
       (32'(DATA_BYTES) << bouncer_regs_pkg::REG_CAPS_DATA_BYTES_LSB)
     | (32'(CTX_DEPTH_LOG2) << bouncer_regs_pkg::REG_CAPS_CTX_LOG2_LSB)
-    | (32'd1 << bouncer_regs_pkg::REG_CAPS_NUM_SQ_LSB)
+    | (32'(NUM_SQ) << bouncer_regs_pkg::REG_CAPS_NUM_SQ_LSB)
     | (32'd1 << bouncer_regs_pkg::REG_CAPS_PUSH_LSB)
     | (32'd1 << bouncer_regs_pkg::REG_CAPS_INLINE_LSB)
     | (32'(PROBES != 0) << bouncer_regs_pkg::REG_CAPS_PROBES_LSB);
+
+  // QERR: SQn at bits 4n+3:4n (0 for SQs >= NUM_SQ), CQP at 19:16
+  logic [31:0] qerr_value;
+  always_comb begin
+    qerr_value = 32'd0;
+    for (int n = 0; n < NUM_SQ; n++) qerr_value[4*n +: 4] = sq_qerr_q[n];
+    qerr_value[bouncer_regs_pkg::REG_QERR_CQP_LSB +: 4] = cqp_qerr_q;
+  end
 
   always_comb begin
     rd_mux = 32'd0;
@@ -468,12 +550,7 @@ module bouncer_axil_regs #(
       bouncer_regs_pkg::REG_SCRATCH:           rd_mux = scratch_q;
       bouncer_regs_pkg::REG_CYCLE_LO:          rd_mux = cycle_q[31:0];
       bouncer_regs_pkg::REG_CYCLE_HI:          rd_mux = cycle_hi_latch_q;
-      bouncer_regs_pkg::REG_QERR:              rd_mux = {24'd0, cqp_qerr_q, sq_qerr_q};
-      bouncer_regs_pkg::REG_SQ_BASE_LO:        rd_mux = sq_base_q[31:0];
-      bouncer_regs_pkg::REG_SQ_BASE_HI:        rd_mux = sq_base_q[63:32];
-      bouncer_regs_pkg::REG_SQ_SIZE:           rd_mux = {28'd0, sq_size_q};
-      bouncer_regs_pkg::REG_SQ_CI:             rd_mux = {17'd0, sq_ci};
-      bouncer_regs_pkg::REG_SQ_PI:             rd_mux = {17'd0, sq_pi_q};
+      bouncer_regs_pkg::REG_QERR:              rd_mux = qerr_value;
       bouncer_regs_pkg::REG_CQ_BASE_LO:        rd_mux = cq_base_q[31:0];
       bouncer_regs_pkg::REG_CQ_BASE_HI:        rd_mux = cq_base_q[63:32];
       bouncer_regs_pkg::REG_CQ_SIZE:           rd_mux = {28'd0, cq_size_q};
@@ -496,6 +573,7 @@ module bouncer_axil_regs #(
       bouncer_regs_pkg::REG_STAT_PUSH_DROPPED: rd_mux = st_push_drop_q;
       bouncer_regs_pkg::REG_STAT_CQP_WQES:     rd_mux = st_cqp_wqes_q;
       bouncer_regs_pkg::REG_STAT_LAST_LATENCY: rd_mux = st_latency_q;
+      bouncer_regs_pkg::REG_STAT_SQ_DB_BAD:    rd_mux = st_db_bad_q;
       bouncer_regs_pkg::REG_AEQ_BASE_LO:       rd_mux = aeq_base_q[31:0];
       bouncer_regs_pkg::REG_AEQ_BASE_HI:       rd_mux = aeq_base_q[63:32];
       bouncer_regs_pkg::REG_AEQ_SIZE:          rd_mux = {28'd0, aeq_size_q};
@@ -536,6 +614,17 @@ module bouncer_axil_regs #(
           if (rd_addr[15:0] == bouncer_regs_pkg::REG_STAT_RX_FRAMES + 16'(4 * i))
             rd_mux = st_cm_q[32*i +: 32];
         end
+        if (rd_addr[15:7] == SQBLK_OFF[15:7]) begin
+          for (int n = 0; n < NUM_SQ; n++) begin
+            if (rd_addr[6:5] == 2'(n)) begin
+              if (rd_addr[4:2] == SQR_BASE_LO) rd_mux = sq_base_q[n][31:0];
+              if (rd_addr[4:2] == SQR_BASE_HI) rd_mux = sq_base_q[n][63:32];
+              if (rd_addr[4:2] == SQR_SIZE)    rd_mux = {28'd0, sq_size_q[n]};
+              if (rd_addr[4:2] == SQR_CI)      rd_mux = {17'd0, sq_ci[15*n +: 15]};
+              if (rd_addr[4:2] == SQR_PI)      rd_mux = {17'd0, sq_pi_q[n]};
+            end
+          end
+        end
       end
     endcase
   end
@@ -560,14 +649,19 @@ module bouncer_axil_regs #(
   // ------------------------------------------------------------------ outputs
   assign ctrl_enable   = enable_q;
   assign ctrl_loopback = loopback_q;
-  assign sq_base       = sq_base_q;
-  assign sq_size_log2  = sq_size_q;
+  for (genvar n = 0; n < NUM_SQ; n++) begin : g_sq_out
+    assign sq_base[64*n +: 64]    = sq_base_q[n];
+    assign sq_size_log2[4*n +: 4] = sq_size_q[n];
+    assign sq_pi[15*n +: 15]      = sq_pi_q[n];
+    assign push_wqe[512*n +: 512] = push_q[n];
+    assign push_idx[15*n +: 15]   = push_idx_q[n];
+  end
   assign sq_reset      = sq_reset_q;
-  assign sq_pi         = sq_pi_q;
   assign sq_db         = sq_db_q;
-  assign push_wqe      = push_q;
+  assign sq_db_sq      = sq_db_sq_q;
+  assign sq_db_push    = sq_db_push_q;
+  assign sq_db_pi      = sq_db_pi_q;
   assign push_armed    = push_armed_q;
-  assign push_idx      = push_idx_q;
   assign cq_base       = cq_base_q;
   assign cq_size_log2  = cq_size_q;
   assign cq_reset      = cq_reset_q;

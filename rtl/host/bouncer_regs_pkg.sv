@@ -26,7 +26,8 @@ package bouncer_regs_pkg;
   localparam int PD_SLOT_BYTES = 512;  // Size of one cm_id's slot in the private-data area (PD_BASE + cm_id * 512).
   localparam int MPA_REQ_MAX = 532;  // Largest MPA request the hardware reassembles: 20-byte header + 512 bytes of PD_Length (which includes the rev-2 IRD/ORD word).
   localparam int NUM_LISTENERS = 16;  // Listener table entries (index 0..15, chosen by the host).
-  localparam int PUSH_PAGE_OFFSET = 4096;  // Byte offset of the push page in the register space (64 bytes: one WQE image).
+  localparam int PUSH_PAGE_OFFSET = 4096;  // Byte offset of the push page of SQ 0 in the register space (64 bytes: one WQE image); SQ n's page is at PUSH_PAGE_OFFSET + n * 0x40.
+  localparam int NUM_SQ_MAX = 4;  // Most reject send queues a build can have (CAPS.NUM_SQ is 1..4): the per-SQ register blocks and push pages exist for SQ 0..3.
 
   // ---- enumerations (plain localparams: portable to Yosys 0.23)
   localparam logic [5:0] SQ_OP_NOP = 6'hC;
@@ -125,13 +126,8 @@ package bouncer_regs_pkg;
   localparam logic [15:0] REG_CYCLE_LO = 16'h0020;
   localparam logic [15:0] REG_CYCLE_HI = 16'h0024;
   localparam logic [15:0] REG_QERR = 16'h0028;
-  localparam logic [15:0] REG_SQ_BASE_LO = 16'h0100;
-  localparam logic [15:0] REG_SQ_BASE_HI = 16'h0104;
-  localparam logic [15:0] REG_SQ_SIZE = 16'h0108;
   localparam logic [15:0] REG_SQ_DB = 16'h010C;
   localparam logic [15:0] REG_SQ_PUSH_DB = 16'h0110;
-  localparam logic [15:0] REG_SQ_CI = 16'h0114;
-  localparam logic [15:0] REG_SQ_PI = 16'h0118;
   localparam logic [15:0] REG_CQ_BASE_LO = 16'h0140;
   localparam logic [15:0] REG_CQ_BASE_HI = 16'h0144;
   localparam logic [15:0] REG_CQ_SIZE = 16'h0148;
@@ -155,6 +151,7 @@ package bouncer_regs_pkg;
   localparam logic [15:0] REG_STAT_PUSH_DROPPED = 16'h0214;
   localparam logic [15:0] REG_STAT_CQP_WQES = 16'h0218;
   localparam logic [15:0] REG_STAT_LAST_LATENCY = 16'h021C;
+  localparam logic [15:0] REG_STAT_SQ_DB_BAD = 16'h0220;
   localparam logic [15:0] REG_AEQ_BASE_LO = 16'h0240;
   localparam logic [15:0] REG_AEQ_BASE_HI = 16'h0244;
   localparam logic [15:0] REG_AEQ_SIZE = 16'h0248;
@@ -208,8 +205,25 @@ package bouncer_regs_pkg;
   localparam logic [15:0] REG_PROBE_LOST = 16'h0408;
   localparam logic [15:0] REG_PROBE_DATA_LO = 16'h040C;
   localparam logic [15:0] REG_PROBE_DATA_HI = 16'h0410;
+  localparam logic [15:0] REG_SQ_BASE_LO = 16'h0500;
+  localparam int REG_SQ_BASE_LO_ARRAY = 4;
+  localparam logic [15:0] REG_SQ_BASE_LO_STRIDE = 16'h0020;
+  localparam logic [15:0] REG_SQ_BASE_HI = 16'h0504;
+  localparam int REG_SQ_BASE_HI_ARRAY = 4;
+  localparam logic [15:0] REG_SQ_BASE_HI_STRIDE = 16'h0020;
+  localparam logic [15:0] REG_SQ_SIZE = 16'h0508;
+  localparam int REG_SQ_SIZE_ARRAY = 4;
+  localparam logic [15:0] REG_SQ_SIZE_STRIDE = 16'h0020;
+  localparam logic [15:0] REG_SQ_CI = 16'h050C;
+  localparam int REG_SQ_CI_ARRAY = 4;
+  localparam logic [15:0] REG_SQ_CI_STRIDE = 16'h0020;
+  localparam logic [15:0] REG_SQ_PI = 16'h0510;
+  localparam int REG_SQ_PI_ARRAY = 4;
+  localparam logic [15:0] REG_SQ_PI_STRIDE = 16'h0020;
   localparam logic [15:0] REG_PUSH_PAGE = 16'h1000;
   localparam int REG_PUSH_PAGE_COUNT = 16;
+  localparam int REG_PUSH_PAGE_ARRAY = 4;
+  localparam logic [15:0] REG_PUSH_PAGE_STRIDE = 16'h0040;
 
   // ---- register fields
   localparam int REG_VERSION_PATCH_LSB = 0;
@@ -248,10 +262,24 @@ package bouncer_regs_pkg;
   localparam int REG_STATUS_AEQ_FULL_W = 1;
   localparam int REG_STATUS_CM_READY_LSB = 6;
   localparam int REG_STATUS_CM_READY_W = 1;
-  localparam int REG_QERR_SQ_LSB = 0;
-  localparam int REG_QERR_SQ_W = 4;
-  localparam int REG_QERR_CQP_LSB = 4;
+  localparam int REG_QERR_SQ0_LSB = 0;
+  localparam int REG_QERR_SQ0_W = 4;
+  localparam int REG_QERR_SQ1_LSB = 4;
+  localparam int REG_QERR_SQ1_W = 4;
+  localparam int REG_QERR_SQ2_LSB = 8;
+  localparam int REG_QERR_SQ2_W = 4;
+  localparam int REG_QERR_SQ3_LSB = 12;
+  localparam int REG_QERR_SQ3_W = 4;
+  localparam int REG_QERR_CQP_LSB = 16;
   localparam int REG_QERR_CQP_W = 4;
+  localparam int REG_SQ_DB_PI_LSB = 0;
+  localparam int REG_SQ_DB_PI_W = 15;
+  localparam int REG_SQ_DB_SQ_LSB = 16;
+  localparam int REG_SQ_DB_SQ_W = 8;
+  localparam int REG_SQ_PUSH_DB_PI_LSB = 0;
+  localparam int REG_SQ_PUSH_DB_PI_W = 15;
+  localparam int REG_SQ_PUSH_DB_SQ_LSB = 16;
+  localparam int REG_SQ_PUSH_DB_SQ_W = 8;
   localparam int REG_TCP_CFG_MSS_LSB = 0;
   localparam int REG_TCP_CFG_MSS_W = 16;
   localparam int REG_TCP_CFG_WSCALE_LSB = 16;
@@ -324,6 +352,8 @@ package bouncer_regs_pkg;
   localparam int CQE_LATENCY_W = 32;
   localparam int CQE_FRAME_LEN_LSB = 32;
   localparam int CQE_FRAME_LEN_W = 16;
+  localparam int CQE_SQ_IDX_LSB = 48;
+  localparam int CQE_SQ_IDX_W = 4;
   localparam int CQE_WR_ID_LSB = 64;
   localparam int CQE_WR_ID_W = 64;
   localparam int CQE_TCP_SEQ_LSB = 128;
@@ -361,7 +391,8 @@ package bouncer_regs_pkg;
     logic [23:0] cm_id;
     logic [31:0] tcp_seq;
     logic [63:0] wr_id;
-    logic [15:0] rsvd0;
+    logic [11:0] rsvd0;
+    logic [3:0] sq_idx;
     logic [15:0] frame_len;
     logic [31:0] latency;
   } cqe_t;

@@ -1,36 +1,54 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// bouncer_sq_engine: the reject send queue. One WQE at a time, in ring order:
+// bouncer_sq_engine: the reject send queues. NUM_SQ rings (1..4), one engine, one WQE at a
+// time, each SQ in its ring order:
 //
-//   take the WQE from the push page, or fetch its 64 bytes from the ring (DMA)
+//   pick the next SQ with pending work, round-robin (registered: S_IDLE -> S_SEL)
+//   -> take the WQE from that SQ's push page, or fetch its 64 bytes from its ring (DMA)
 //   -> check it (polarity, opcode, lengths, alignment, cm_id range)
 //   -> hand the reject to the CM engine (bouncer_cm_engine owns the connection: it checks
 //      the node's state, loads the PD, sends the frame and moves the node on)
 //   -> turn the CM engine's answer into a CQE; advance the consumer index.
 // Any failed check skips straight to an error CQE: nothing is sent and the engine goes on
-// with the next WQE, so every WQE gets exactly one CQE.
-// Latency, doorbell to the CM engine: push = 3 cycles; ring = one 8-beat DMA read (memory
-// latency + 8) more. The CQE's LATENCY is doorbell (or end of the previous WQE) to the
-// first TX byte of the reject.
+// with the next WQE, so every WQE gets exactly one CQE. The CQE carries SQ_IDX (the SQ) and
+// WQEIDX (the index within that SQ).
+// Per SQ: ring base, size and producer index come from the register file; the engine holds
+// the consumer index, the polarity, the last doorbell's cycle and a registered "the push
+// page holds the WQE at CI" flag (push_hit_q, refreshed every cycle and ANDed with the live
+// push_armed, so a page write one cycle earlier still makes the engine fetch from the ring).
+// Fairness: the round-robin pointer moves to the SQ it picked, so with every SQ pending the
+// service order is strictly rotating (0, 1, 2, 3, 0, ...), one WQE per turn.
+// SQ_SIZE of SQ n (sq_reset[n]) resets that SQ's indices and polarity only; if the engine is
+// working on an SQ n WQE it drops it (no CQE), as a single SQ did. The engine does not pick
+// in a cycle in which any SQ is reset.
+// Latency, doorbell to the CM engine: push = 4 cycles (doorbell pulse/pick, S_SEL, S_DECODE,
+// S_REJ: one more than the single-SQ engine, for the registered round-robin choice and the
+// registered SQ select); ring = S_SEL then one 8-beat DMA read (memory latency + 8), also one
+// cycle more than before. The CQE's LATENCY is doorbell (or end of the previous WQE, of any
+// SQ) to the first TX byte of the reject.
 `default_nettype none
 module bouncer_sq_engine #(
   parameter int ADDR_W         = 64,
-  parameter int CTX_DEPTH_LOG2 = 10
+  parameter int CTX_DEPTH_LOG2 = 10,
+  parameter int NUM_SQ         = 4      // 1..NUM_SQ_MAX
 ) (
   input  wire                      clk,
   input  wire                      rst,
 
-  // configuration / doorbells
+  // configuration / doorbells, per SQ n: bits [n*W +: W]
   input  wire                      enable,
-  input  wire [ADDR_W-1:0]         sq_base,
-  input  wire [3:0]                sq_size_log2,
-  input  wire                      sq_reset,
-  input  wire [14:0]               sq_pi,
-  input  wire                      sq_db,
-  input  wire [511:0]              push_wqe,
-  input  wire                      push_armed,
-  input  wire [14:0]               push_idx,
-  output logic                     push_take,
-  output logic [14:0]              sq_ci,
+  input  wire [NUM_SQ*ADDR_W-1:0]  sq_base,
+  input  wire [NUM_SQ*4-1:0]       sq_size_log2,
+  input  wire [NUM_SQ-1:0]         sq_reset,
+  input  wire [NUM_SQ*15-1:0]      sq_pi,
+  input  wire                      sq_db,         // a doorbell of SQ sq_db_sq registered
+  input  wire [1:0]                sq_db_sq,
+  input  wire [NUM_SQ*512-1:0]     push_wqe,
+  input  wire [NUM_SQ-1:0]         push_armed,
+  input  wire [NUM_SQ*15-1:0]      push_idx,
+  output logic [NUM_SQ-1:0]        push_take,
+  output logic [NUM_SQ*15-1:0]     sq_ci,
+  output logic [1:0]               cur_sq,        // SQ of the WQE in work (valid while busy)
+  output logic [14:0]              cur_ci,        // its index in that SQ
   output logic                     busy,
   input  wire [63:0]               cycle_count,
 
@@ -77,12 +95,20 @@ module bouncer_sq_engine #(
 );
 
   typedef enum logic [2:0] {
-    S_IDLE, S_FETCH_CMD, S_FETCH_DATA, S_DECODE, S_REJ, S_REJ_WAIT, S_CQE
+    S_IDLE, S_SEL, S_FETCH_CMD, S_FETCH_DATA, S_DECODE, S_REJ, S_REJ_WAIT, S_CQE
   } state_t;
   state_t state_q;
 
-  logic [14:0] ci_q, mask;
-  logic        pol_q;
+  // per SQ
+  logic [14:0]       ci_q     [NUM_SQ];
+  logic [NUM_SQ-1:0] pol_q, push_hit_q, pending;
+  logic [63:0]       db_ts_q  [NUM_SQ];
+  logic [14:0]       mask     [NUM_SQ];
+  // the SQ in work (registered at the pick and in S_SEL)
+  logic [1:0]        cur_q;
+  logic [14:0]       cur_ci_q, cur_mask_q;
+  logic              cur_pol_q;
+  logic [ADDR_W-1:0] cur_base_q;
   logic [511:0] wqe_q;
   /* verilator lint_off UNUSEDSIGNAL */  // a view: reserved bits are unused
   bouncer_regs_pkg::sq_wqe_t w;
@@ -90,28 +116,71 @@ module bouncer_sq_engine #(
   logic        from_push_q;
   logic [2:0]  beat_q;
   logic [15:0] major_q, minor_q;
-  logic [63:0] t0_q, db_ts_q, last_end_q;
+  logic [63:0] t0_q, last_end_q;
   logic [31:0] latency_q;
   logic [15:0] flen_q;
   logic [31:0] seq_q;
 
-  assign mask = 15'((32'd1 << sq_size_log2) - 32'd1);
-  assign w    = wqe_q;
+  assign w = wqe_q;
 
-  // the doorbell that makes a WQE visible is stamped in the same cycle the engine may start
-  logic [63:0] db_ts_now;
-  assign db_ts_now = sq_db ? cycle_count : db_ts_q;
+  for (genvar n = 0; n < NUM_SQ; n++) begin : g_sq
+    assign mask[n]    = 15'((32'd1 << sq_size_log2[4*n +: 4]) - 32'd1);
+    assign pending[n] = enable && (ci_q[n] != (sq_pi[15*n +: 15] & mask[n]));
+    assign sq_ci[15*n +: 15] = ci_q[n];
+  end
 
-  logic pending, take_push;
-  assign pending   = enable && (ci_q != (sq_pi & mask));
-  assign take_push = push_armed && ((push_idx & mask) == ci_q);
+  // round-robin among the SQs with pending work; the choice is registered (cur_q)
+  logic       rr_valid;
+  logic [1:0] rr_grant;
+  logic       pick;
+  generate
+    if (NUM_SQ > 1) begin : g_rr
+      logic [$clog2(NUM_SQ)-1:0] g;
+      bouncer_rr_arbiter #(.N(NUM_SQ)) u_rr (
+        .clk, .rst, .req(pending), .accept(pick), .grant_valid(rr_valid), .grant(g)
+      );
+      assign rr_grant = 2'(g);
+    end else begin : g_one
+      assign rr_valid = pending[0];
+      assign rr_grant = 2'd0;
+    end
+  endgenerate
+  assign pick = (state_q == S_IDLE) && rr_valid && !(|sq_reset);
+
+  // the selected SQ's push and ring state (cur_q is a flop: one 4:1 mux level)
+  logic              take_push;
+  logic [511:0]      cur_push;
+  logic [ADDR_W-1:0] cur_base;
+  logic [14:0]       cur_ci_sel, cur_mask_sel;
+  logic              cur_pol_sel;
+  logic [63:0]       cur_db_ts;
+  always_comb begin
+    take_push    = 1'b0;
+    cur_push     = '0;
+    cur_base     = '0;
+    cur_ci_sel   = '0;
+    cur_mask_sel = '0;
+    cur_pol_sel  = 1'b1;
+    cur_db_ts    = '0;
+    for (int n = 0; n < NUM_SQ; n++) begin
+      if (cur_q == 2'(n)) begin
+        take_push    = push_hit_q[n] && push_armed[n];
+        cur_push     = push_wqe[512*n +: 512];
+        cur_base     = sq_base[ADDR_W*n +: ADDR_W];
+        cur_ci_sel   = ci_q[n];
+        cur_mask_sel = mask[n];
+        cur_pol_sel  = pol_q[n];
+        cur_db_ts    = db_ts_q[n];
+      end
+    end
+  end
 
   // the error to report from DECODE, in priority order
   logic [15:0] dec_major, dec_minor;
   always_comb begin
     dec_major = bouncer_regs_pkg::CQ_MAJOR_OK;
     dec_minor = bouncer_regs_pkg::CQ_MINOR_NONE;
-    if (w.valid != pol_q) begin
+    if (w.valid != cur_pol_q) begin
       dec_major = bouncer_regs_pkg::CQ_MAJOR_WQE;
       dec_minor = bouncer_regs_pkg::CQ_MINOR_STALE_WQE;
     end else if (w.opcode == bouncer_regs_pkg::SQ_OP_NOP) begin
@@ -133,34 +202,45 @@ module bouncer_sq_engine #(
   end
 
   always_ff @(posedge clk) begin
-    push_take          <= 1'b0;
+    push_take          <= '0;
     stat_wqe           <= 1'b0;
     stat_error         <= 1'b0;
     stat_push_used     <= 1'b0;
     stat_push_dropped  <= 1'b0;
     stat_latency_valid <= 1'b0;
-    if (sq_db) db_ts_q <= cycle_count;
+    for (int n = 0; n < NUM_SQ; n++) begin
+      if (sq_db && sq_db_sq == 2'(n)) db_ts_q[n] <= cycle_count;
+      push_hit_q[n] <= push_armed[n] && ((push_idx[15*n +: 15] & mask[n]) == ci_q[n]);
+    end
 
     case (state_q)
       S_IDLE: begin
-        if (pending) begin
-          t0_q      <= (last_end_q > db_ts_now) ? last_end_q : db_ts_now;
-          major_q   <= bouncer_regs_pkg::CQ_MAJOR_OK;
-          minor_q   <= bouncer_regs_pkg::CQ_MINOR_NONE;
-          latency_q <= '0;
-          flen_q    <= '0;
-          seq_q     <= '0;
-          if (take_push) begin
-            wqe_q          <= push_wqe;
-            from_push_q    <= 1'b1;
-            push_take      <= 1'b1;
-            stat_push_used <= 1'b1;
-            state_q        <= S_DECODE;
-          end else begin
-            wqe_q       <= '0;
-            from_push_q <= 1'b0;
-            state_q     <= S_FETCH_CMD;
-          end
+        if (pick) begin
+          cur_q   <= rr_grant;
+          state_q <= S_SEL;
+        end
+      end
+      S_SEL: begin
+        cur_ci_q   <= cur_ci_sel;
+        cur_mask_q <= cur_mask_sel;
+        cur_pol_q  <= cur_pol_sel;
+        cur_base_q <= cur_base;
+        t0_q       <= (last_end_q > cur_db_ts) ? last_end_q : cur_db_ts;
+        major_q    <= bouncer_regs_pkg::CQ_MAJOR_OK;
+        minor_q    <= bouncer_regs_pkg::CQ_MINOR_NONE;
+        latency_q  <= '0;
+        flen_q     <= '0;
+        seq_q      <= '0;
+        if (take_push) begin
+          wqe_q          <= cur_push;
+          from_push_q    <= 1'b1;
+          for (int n = 0; n < NUM_SQ; n++) push_take[n] <= (cur_q == 2'(n));
+          stat_push_used <= 1'b1;
+          state_q        <= S_DECODE;
+        end else begin
+          wqe_q       <= '0;
+          from_push_q <= 1'b0;
+          state_q     <= S_FETCH_CMD;
         end
       end
       S_FETCH_CMD: if (dma_ready) begin
@@ -181,7 +261,7 @@ module bouncer_sq_engine #(
         end
       end
       S_DECODE: begin
-        if (!from_push_q && w.pushwqe && w.valid == pol_q) stat_push_dropped <= 1'b1;
+        if (!from_push_q && w.pushwqe && w.valid == cur_pol_q) stat_push_dropped <= 1'b1;
         major_q <= dec_major;
         minor_q <= dec_minor;
         if (dec_major != bouncer_regs_pkg::CQ_MAJOR_OK || w.opcode == bouncer_regs_pkg::SQ_OP_NOP)
@@ -199,8 +279,12 @@ module bouncer_sq_engine #(
         state_q <= S_CQE;
       end
       S_CQE: if (cqe_ready) begin
-        ci_q       <= (ci_q + 15'd1) & mask;
-        if (((ci_q + 15'd1) & mask) == 15'd0) pol_q <= ~pol_q;
+        for (int n = 0; n < NUM_SQ; n++) begin
+          if (cur_q == 2'(n)) begin
+            ci_q[n] <= (cur_ci_q + 15'd1) & cur_mask_q;
+            if (((cur_ci_q + 15'd1) & cur_mask_q) == 15'd0) pol_q[n] <= ~cur_pol_q;
+          end
+        end
         last_end_q <= cycle_count;
         stat_wqe   <= 1'b1;
         stat_error <= (major_q != bouncer_regs_pkg::CQ_MAJOR_OK);
@@ -213,14 +297,21 @@ module bouncer_sq_engine #(
       default: state_q <= S_IDLE;
     endcase
 
-    if (rst || sq_reset) begin
-      state_q    <= S_IDLE;
-      ci_q       <= '0;
-      pol_q      <= 1'b1;
-      last_end_q <= '0;
+    for (int n = 0; n < NUM_SQ; n++) begin
+      if (rst || sq_reset[n]) begin
+        ci_q[n]  <= '0;
+        pol_q[n] <= 1'b1;
+      end
+      if (sq_reset[n] && cur_q == 2'(n) && state_q != S_IDLE) state_q <= S_IDLE;
+      if (rst) begin
+        db_ts_q[n]    <= '0;
+        push_hit_q[n] <= 1'b0;
+      end
     end
     if (rst) begin
-      db_ts_q      <= '0;
+      state_q      <= S_IDLE;
+      cur_q        <= '0;
+      last_end_q   <= '0;
       from_push_q  <= 1'b0;
       stat_latency <= '0;
     end
@@ -228,7 +319,7 @@ module bouncer_sq_engine #(
 
   // ------------------------------------------------------------------ outputs
   assign dma_valid = (state_q == S_FETCH_CMD);
-  assign dma_addr  = sq_base + {{(ADDR_W-21){1'b0}}, ci_q, 6'b000000};
+  assign dma_addr  = cur_base_q + {{(ADDR_W-21){1'b0}}, cur_ci_q, 6'b000000};
   assign dma_beats = 8'd8;
 
   assign rej_valid         = (state_q == S_REJ);
@@ -251,7 +342,8 @@ module bouncer_sq_engine #(
     c.cm_id     = w.cm_id;
     c.minerr    = minor_q;
     c.majerr    = major_q;
-    c.wqeidx    = ci_q;
+    c.wqeidx    = cur_ci_q;
+    c.sq_idx    = 4'(cur_q);
     c.pshdrop   = !from_push_q && w.pushwqe;
     c.error     = (major_q != bouncer_regs_pkg::CQ_MAJOR_OK);
     c.op        = w.opcode;
@@ -260,7 +352,8 @@ module bouncer_sq_engine #(
   end
   assign cqe       = c;
   assign cqe_valid = (state_q == S_CQE);
-  assign sq_ci     = ci_q;
+  assign cur_sq    = cur_q;
+  assign cur_ci    = cur_ci_q;
   assign busy      = (state_q != S_IDLE);
 
 endmodule

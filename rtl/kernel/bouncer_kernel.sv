@@ -12,7 +12,8 @@
 // depth, ASYNC_STREAMS = 1 puts the streams on ap_clk_2 behind two bouncer_axis_async_fifo
 // (RX: FRAME_DROP = 1, a MAC cannot be stalled, frames the FIFO cannot hold are dropped
 // whole; TX: store and forward without loss, so the CMAC never sees a frame run dry);
-// ASYNC_STREAMS = 0 leaves ap_clk_2 / ap_rst_n_2 unused and the streams on ap_clk.
+// ASYNC_STREAMS = 0 leaves ap_clk_2 / ap_rst_n_2 unused and the streams on ap_clk. NUM_SQ
+// (1..4) is the core's number of reject SQs (CAPS.NUM_SQ).
 // Resets: ap_rst_n (and, with ASYNC_STREAMS = 1, ap_rst_n_2) are combined into one
 // asynchronous reset, released into each domain by a bouncer_reset_sync (3 flops), so both
 // domains, and both sides of each async FIFO, are in reset together. The kernel leaves reset
@@ -27,7 +28,8 @@
 module bouncer_kernel #(
   parameter int DATA_W         = 512,
   parameter int CTX_DEPTH_LOG2 = 10,
-  parameter int ASYNC_STREAMS  = 1
+  parameter int ASYNC_STREAMS  = 1,
+  parameter int NUM_SQ         = 4
 ) (
   input  wire                 ap_clk,
   input  wire                 ap_rst_n,
@@ -124,7 +126,7 @@ module bouncer_kernel #(
 
   bouncer_core #(
     .DATA_W(DATA_W), .CTX_DEPTH_LOG2(CTX_DEPTH_LOG2), .AXIL_ADDR_W(16), .AXI_ADDR_W(64),
-    .AXI_ID_W(4)
+    .AXI_ID_W(4), .NUM_SQ(NUM_SQ)
   ) u_core (
     .clk(ap_clk), .rst(rst),
     .s_axil_awaddr(s_axi_control_awaddr), .s_axil_awprot(3'b000),

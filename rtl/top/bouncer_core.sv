@@ -14,7 +14,9 @@
 //
 // Parameters: DATA_W is the RX/TX stream width (64 or 512); CTX_DEPTH_LOG2 sizes the
 // connection table (cm_id < 2**CTX_DEPTH_LOG2); PROBES = 0 compiles the latency probes
-// (bouncer_probe, PROBE_* registers, CAPS.PROBES) out. The DMA master is 64 bits wide.
+// (bouncer_probe, PROBE_* registers, CAPS.PROBES) out; NUM_SQ (1..4, CAPS.NUM_SQ) is the
+// number of reject SQs, served round-robin by the one SQ engine. The DMA master is 64 bits
+// wide.
 //
 // Loopback (CTRL.LOOPBACK, for the card self-test): tx_arb's output goes into the core's own
 // RX frame FIFO instead of m_axis_tx (m_axis_tx_tvalid stays 0), and frames arriving on
@@ -36,7 +38,8 @@ module bouncer_core #(
   parameter int AXIL_ADDR_W    = 16,
   parameter int AXI_ADDR_W     = 64,
   parameter int AXI_ID_W       = 4,
-  parameter int PROBES         = 1      // latency probes (bouncer_probe): 1 on, 0 compiled out
+  parameter int PROBES         = 1,     // latency probes (bouncer_probe): 1 on, 0 compiled out
+  parameter int NUM_SQ         = 4      // reject send queues (1..4)
 ) (
   input  wire                    clk,
   input  wire                    rst,          // synchronous, active high
@@ -119,14 +122,19 @@ module bouncer_core #(
 
   // ------------------------------------------------------------------ registers
   logic               enable;
-  logic [63:0]        sq_base, cq_base, cqp_base, ccq_base;
-  logic [3:0]         sq_size_log2, cq_size_log2, cqp_size_log2, ccq_size_log2;
-  logic               sq_reset, cq_reset, cqp_reset, ccq_reset;
-  logic [14:0]        sq_pi, sq_ci, cq_head, cq_tail, cqp_pi, cqp_ci, ccq_head, ccq_tail;
-  logic               sq_db;
-  logic [511:0]       push_wqe;
-  logic               push_armed, push_take;
-  logic [14:0]        push_idx;
+  logic [63:0]        cq_base, cqp_base, ccq_base;
+  logic [3:0]         cq_size_log2, cqp_size_log2, ccq_size_log2;
+  logic               cq_reset, cqp_reset, ccq_reset;
+  logic [14:0]        cq_head, cq_tail, cqp_pi, cqp_ci, ccq_head, ccq_tail;
+  // the reject SQs, SQ n in bits [n*W +: W]
+  logic [NUM_SQ*64-1:0]  sq_base;
+  logic [NUM_SQ*4-1:0]   sq_size_log2;
+  logic [NUM_SQ-1:0]     sq_reset, push_armed, push_take;
+  logic [NUM_SQ*15-1:0]  sq_pi, sq_ci, push_idx;
+  logic [NUM_SQ*512-1:0] push_wqe;
+  logic                  sq_db, sq_db_push;
+  logic [1:0]            sq_db_sq, sq_cur;
+  logic [14:0]           sq_cur_ci, sq_db_pi;
   logic [63:0]        cycle_count;
   logic               sq_busy, cqp_busy, cq_full, ccq_full, dma_wr_posted_err;
   logic               st_tx_frame, st_sq_wqe, st_sq_err, st_push_used, st_push_drop, st_cqp_wqe;
@@ -168,7 +176,7 @@ module bouncer_core #(
 
   bouncer_axil_regs #(
     .ADDR_W(AXIL_ADDR_W), .DATA_BYTES(DATA_W / 8), .CTX_DEPTH_LOG2(CTX_DEPTH_LOG2),
-    .PROBES(PROBES)
+    .PROBES(PROBES), .NUM_SQ(NUM_SQ)
   ) u_regs (
     .clk, .rst,
     .s_axil_awaddr, .s_axil_awvalid, .s_axil_awready, .s_axil_wdata, .s_axil_wstrb,
@@ -176,8 +184,8 @@ module bouncer_core #(
     .s_axil_araddr, .s_axil_arvalid, .s_axil_arready, .s_axil_rdata, .s_axil_rresp,
     .s_axil_rvalid, .s_axil_rready,
     .ctrl_enable(enable), .ctrl_loopback(ctrl_lb),
-    .sq_base, .sq_size_log2, .sq_reset, .sq_pi, .sq_db, .push_wqe, .push_armed, .push_idx,
-    .push_take,
+    .sq_base, .sq_size_log2, .sq_reset, .sq_pi, .sq_db, .sq_db_sq, .sq_db_push, .sq_db_pi, .push_wqe,
+    .push_armed, .push_idx, .push_take,
     .cq_base, .cq_size_log2, .cq_reset, .cq_head,
     .cqp_base, .cqp_size_log2, .cqp_reset, .cqp_pi,
     .ccq_base, .ccq_size_log2, .ccq_reset, .ccq_head,
@@ -311,10 +319,13 @@ module bouncer_core #(
   logic                 sqcqe_valid, sqcqe_ready;
   logic [255:0]         sqcqe;
 
-  bouncer_sq_engine #(.ADDR_W(AXI_ADDR_W), .CTX_DEPTH_LOG2(CTX_DEPTH_LOG2)) u_sq (
+  bouncer_sq_engine #(
+    .ADDR_W(AXI_ADDR_W), .CTX_DEPTH_LOG2(CTX_DEPTH_LOG2), .NUM_SQ(NUM_SQ)
+  ) u_sq (
     .clk, .rst,
     .enable(enable && cm_ready), .sq_base, .sq_size_log2, .sq_reset, .sq_pi, .sq_db,
-    .push_wqe, .push_armed, .push_idx, .push_take, .sq_ci, .busy(sq_busy), .cycle_count,
+    .sq_db_sq, .push_wqe, .push_armed, .push_idx, .push_take, .sq_ci,
+    .cur_sq(sq_cur), .cur_ci(sq_cur_ci), .busy(sq_busy), .cycle_count,
     .dma_valid(rd_cmd_valid[1]), .dma_ready(rd_cmd_ready[1]), .dma_addr(rd_cmd_addr[64 +: 64]),
     .dma_beats(rd_cmd_beats[8 +: 8]),
     .rd_valid(rd_valid && rd_client == 2'd1), .rd_data, .rd_last(rd_last && rd_client == 2'd1),
@@ -733,8 +744,8 @@ module bouncer_core #(
         .clk, .rst, .cycle_count,
         .enable(probe_en), .clear(probe_clr), .pop(probe_pop), .head(probe_head),
         .count(probe_count), .overflow(probe_ovf), .lost(probe_lost),
-        .sq_db, .sq_pi, .push_armed, .push_take,
-        .wqe_rd_last(rd_valid && rd_last && rd_client == 2'd1), .sq_ci,
+        .sq_db, .sq_db_sq, .sq_db_push, .sq_db_pi, .push_take(|push_take),
+        .wqe_rd_last(rd_valid && rd_last && rd_client == 2'd1), .sq_cur, .sq_cur_ci,
         .hrej_fire(hrej_valid && hrej_ready), .hrsp_valid,
         .cqe_fire(sqcqe_valid && sqcqe_ready),
         .rej_start_fire(rej_start_valid && rej_start_ready),
@@ -757,7 +768,8 @@ module bouncer_core #(
       assign probe_ovf   = 1'b0;
       assign probe_lost  = '0;
       logic unused_probe;
-      assign unused_probe = ^{probe_en, probe_clr, probe_pop};
+      assign unused_probe = ^{probe_en, probe_clr, probe_pop, sq_db_push, sq_db_pi, sq_cur,
+                              sq_cur_ci};
     end
   endgenerate
 

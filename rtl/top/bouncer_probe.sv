@@ -53,12 +53,14 @@ module bouncer_probe #(
   output logic [31:0]         lost,
 
   // SQ side
-  input  wire                 sq_db,        // registered doorbell pulse
-  input  wire [14:0]          sq_pi,
-  input  wire                 push_armed,
-  input  wire                 push_take,    // registered: WQE taken from the push page
+  input  wire                 sq_db,        // registered doorbell pulse (a valid SQ)
+  input  wire [1:0]           sq_db_sq,     // ... its SQ
+  input  wire                 sq_db_push,   // ... SQ_PUSH_DB
+  input  wire [14:0]          sq_db_pi,     // ... the producer index written
+  input  wire                 push_take,    // registered: WQE taken from a push page
   input  wire                 wqe_rd_last,  // last beat of a WQE DMA read (combinational)
-  input  wire [14:0]          sq_ci,
+  input  wire [1:0]           sq_cur,       // the SQ engine's current SQ
+  input  wire [14:0]          sq_cur_ci,    // ... and WQE index
   input  wire                 hrej_fire,    // SQ engine -> CM engine reject handshake
   input  wire                 hrsp_valid,   // CM engine's answer to it
   input  wire                 cqe_fire,     // CQE handshake with the CQ writer
@@ -183,17 +185,17 @@ module bouncer_probe #(
                                   {8'd0, synack_port});
     ev_v[S_DB] = sq_db;
     ev_r[S_DB*64 +: 64] = rec(cycle_count[31:0], bouncer_regs_pkg::PROBE_STAGE_DOORBELL,
-                              {8'd0, push_armed, sq_pi});
+                              {6'd0, sq_db_sq, sq_db_push, sq_db_pi});
     ev_v[S_DESC] = push_take || wqe_rd_last;
     ev_r[S_DESC*64 +: 64] = rec(push_take ? cycle_count[31:0] : now1,
                                 bouncer_regs_pkg::PROBE_STAGE_DESC_AVAIL,
-                                {8'd0, push_take, sq_ci});
+                                {6'd0, sq_cur, push_take, sq_cur_ci});
     ev_v[S_PD] = rej_start_fire;
     ev_r[S_PD*64 +: 64] = rec(now1, bouncer_regs_pkg::PROBE_STAGE_PD_READY,
                               {7'd0, host_job_q, rej_start_port});
     ev_v[S_CQE] = cqe_fire;
     ev_r[S_CQE*64 +: 64] = rec(cycle_count[31:0], bouncer_regs_pkg::PROBE_STAGE_CQE_WRITTEN,
-                               {9'd0, sq_ci});
+                               {6'd0, sq_cur, 1'b0, sq_cur_ci});
     ev_v[S_SYN] = rec_fire && is_syn && arr_hit;
     ev_r[S_SYN*64 +: 64] = rec(arr_head, bouncer_regs_pkg::PROBE_STAGE_SYN_IN, {8'd0, rec_sport});
     ev_v[S_MPA] = mpa_done && mpa_sv_q;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // formal_axil_regs: bounded model check harness for the AXI4-Lite slave
-// rtl/host/bouncer_axil_regs (ADDR_W 16, every status and statistics input free).
+// rtl/host/bouncer_axil_regs (ADDR_W 16, NUM_SQ 4, every status and statistics input free).
 // Environment (assumed): the master obeys AXI4-Lite: awvalid, wvalid and arvalid are held
 // until their ready with stable address / data / strobes; bready and rready are free.
 // Asserts: bvalid held until bready with stable bresp; rvalid held until rready with stable
@@ -21,8 +21,8 @@ module formal_axil_regs (
   input wire [15:0]  araddr,
   input wire         arvalid,
   input wire         rready,
-  input wire         push_take,
-  input wire [14:0]  sq_ci,
+  input wire [3:0]   push_take,
+  input wire [59:0]  sq_ci,
   input wire [14:0]  cq_tail,
   input wire [14:0]  cqp_ci,
   input wire [14:0]  ccq_tail,

@@ -42,7 +42,11 @@ bouncer::DeviceConfig small_rings() {
   return dc;
 }
 
-uint8_t sq_cause(Device& d) { return d.queue_error().sq; }
+uint8_t sq_cause(Device& d, unsigned sq = 0) { return d.queue_error().sq.at(sq); }
+// SQ_DB / SQ_PUSH_DB value naming SQ `sq`.
+uint32_t db(unsigned sq, uint32_t pi) {
+  return R::field::SQ_DB::SQ.put(sq) | R::field::SQ_DB::PI.put(pi);
+}
 constexpr uint8_t cause(R::QerrCause c) { return static_cast<uint8_t>(c); }
 
 // A NOP after recovery completes OK: the ring works again.
@@ -57,7 +61,7 @@ void nop_ok(Device& d, uint64_t wr_id) {
 
 class SystemBadHostInput : public ::testing::TestWithParam<unsigned> {};
 
-// Doorbell value >= ring size (SQ_DB and SQ_PUSH_DB): ignored, QERR.SQ = DB_RANGE, the ring
+// Doorbell value >= ring size (SQ_DB and SQ_PUSH_DB): ignored, QERR.SQ0 = DB_RANGE, the ring
 // keeps ignoring doorbells (a WQE posted after it is flushed by reset_sq, never executed).
 TEST_P(SystemBadHostInput, DoorbellPastRingSize) {
   sim::Platform plat(config(GetParam()));
@@ -67,11 +71,11 @@ TEST_P(SystemBadHostInput, DoorbellPastRingSize) {
     Device& d = **dev;
     nop_ok(d, 1);
     for (uint32_t reg : {r::SQ_DB, r::SQ_PUSH_DB}) {
-      const uint32_t pi = hal.read32(r::SQ_PI);
-      hal.write32(reg, 8);  // ring of 8: indices 0..7
+      const uint32_t pi = hal.read32(r::sq_pi(0));
+      hal.write32(reg, db(0, 8));  // ring of 8: indices 0..7
       hal.wait_cycles(50);
       EXPECT_EQ(sq_cause(d), cause(R::QerrCause::DB_RANGE));
-      EXPECT_EQ(hal.read32(r::SQ_PI), pi) << "a refused doorbell must not move SQ_PI";
+      EXPECT_EQ(hal.read32(r::sq_pi(0)), pi) << "a refused doorbell must not move SQ_PI";
       // posted while in error: the doorbell is ignored, the wait names the queue error
       auto idx = d.post_nop(77);
       ASSERT_TRUE(idx.ok());
@@ -88,7 +92,7 @@ TEST_P(SystemBadHostInput, DoorbellPastRingSize) {
       EXPECT_EQ(f->minor, static_cast<uint16_t>(R::CqMinor::FLUSHED));
       EXPECT_EQ(f->wr_id, 77u);
       EXPECT_EQ(sq_cause(d), 0);
-      EXPECT_EQ(hal.read32(r::SQ_CI), 0u);
+      EXPECT_EQ(hal.read32(r::sq_ci(0)), 0u);
       nop_ok(d, 2);
     }
     EXPECT_EQ(hal.read32(r::STAT_SQ_WQES), 3u) << "only the good NOPs reached the engine";
@@ -113,11 +117,11 @@ TEST_P(SystemBadHostInput, ProducerIndexLapsConsumer) {
       ASSERT_TRUE(p.ok());
       idx.push_back(*p);
     }
-    EXPECT_EQ(hal.read32(r::SQ_PI), 3u);
-    hal.write32(r::SQ_DB, 1);  // 3 pending -> 1: the producer went round the ring
+    EXPECT_EQ(hal.read32(r::sq_pi(0)), 3u);
+    hal.write32(r::SQ_DB, db(0, 1));  // 3 pending -> 1: the producer went round the ring
     hal.wait_cycles(20);
     EXPECT_EQ(sq_cause(d), cause(R::QerrCause::DB_LAP));
-    EXPECT_EQ(hal.read32(r::SQ_PI), 3u);
+    EXPECT_EQ(hal.read32(r::sq_pi(0)), 3u);
     hal.write32(r::CTRL, R::field::CTRL::ENABLE.put(1));
     std::set<uint64_t> seen;
     for (uint16_t i : idx) {
@@ -154,13 +158,13 @@ TEST_P(SystemBadHostInput, UnalignedRingBases) {
       R::QerrCause want;
     };
     const Case cases[] = {
-        {r::SQ_BASE_LO, d.sq().device_addr(), 8, R::QerrCause::RING_ALIGN},
-        {r::SQ_BASE_LO, d.sq().device_addr(), 32, R::QerrCause::RING_ALIGN},
+        {r::sq_base_lo(0), d.sq().device_addr(), 8, R::QerrCause::RING_ALIGN},
+        {r::sq_base_lo(0), d.sq().device_addr(), 32, R::QerrCause::RING_ALIGN},
         {r::CQ_BASE_LO, d.cq().device_addr(), 16, R::QerrCause::CQ_ALIGN},
     };
     uint64_t wr = 10;
     for (const Case& k : cases) {
-      const uint32_t ci = hal.read32(r::SQ_CI);
+      const uint32_t ci = hal.read32(r::sq_ci(0));
       hal.write32(k.reg, static_cast<uint32_t>(k.good + k.off));
       auto idx = d.post_nop(wr);
       ASSERT_TRUE(idx.ok());
@@ -168,7 +172,7 @@ TEST_P(SystemBadHostInput, UnalignedRingBases) {
       ASSERT_FALSE(c.ok());
       EXPECT_EQ(c.error().code, Errc::kQueueError) << c.error().message;
       EXPECT_EQ(sq_cause(d), cause(k.want));
-      EXPECT_EQ(hal.read32(r::SQ_CI), ci) << "nothing fetched from the bad base";
+      EXPECT_EQ(hal.read32(r::sq_ci(0)), ci) << "nothing fetched from the bad base";
       hal.write32(k.reg, static_cast<uint32_t>(k.good));
       auto n = d.reset_sq();
       ASSERT_TRUE(n.ok());
@@ -179,6 +183,74 @@ TEST_P(SystemBadHostInput, UnalignedRingBases) {
       nop_ok(d, 1000 + wr);
       ++wr;
     }
+    EXPECT_TRUE(plat.tx_frames().empty());
+  });
+}
+
+// Each SQ has its own queue-error state: a doorbell past SQ 1's ring size puts SQ 1 alone in
+// error (QERR.SQ1); SQ 0 keeps completing meanwhile, the wait on SQ 1 names SQ 1, and
+// reset_sq(1) flushes only SQ 1's WQE. A doorbell naming an absent SQ is not a queue error.
+TEST_P(SystemBadHostInput, BadDoorbellOnOneSqLeavesTheOthers) {
+  sim::Platform plat(config(GetParam()));
+  plat.run([&](bouncer::hal::Device& hal) {
+    bouncer::DeviceConfig dc = small_rings();
+    dc.num_sq = 2;
+    auto dev = Device::open(hal, dc);
+    ASSERT_TRUE(dev.ok()) << dev.error().message;
+    Device& d = **dev;
+    ASSERT_GE(d.caps().num_sq, 2u);
+    nop_ok(d, 1);
+    hal.write32(r::SQ_DB, db(1, 8));  // SQ 1's ring has 8 entries: indices 0..7
+    hal.wait_cycles(20);
+    EXPECT_EQ(sq_cause(d, 1), cause(R::QerrCause::DB_RANGE));
+    EXPECT_EQ(sq_cause(d, 0), 0) << "SQ 0 is not affected";
+    EXPECT_EQ(d.queue_error().cqp, 0);
+    EXPECT_EQ(R::field::QERR::SQ1.get(hal.read32(r::QERR)), cause(R::QerrCause::DB_RANGE));
+    EXPECT_EQ(hal.read32(r::sq_pi(1)), 0u) << "a refused doorbell must not move SQ 1's PI";
+
+    auto stuck = d.post_nop(77, false, 1);
+    ASSERT_TRUE(stuck.ok()) << stuck.error().message;
+    // SQ 0 keeps working, ring and push, while SQ 1 holds a WQE it will never fetch
+    for (uint64_t i = 0; i < 3; ++i) {
+      auto p = d.post_nop(10 + i, i == 1, 0);
+      ASSERT_TRUE(p.ok()) << p.error().message;
+      auto c = d.wait_completion_for(0u, *p, kWait);
+      ASSERT_TRUE(c.ok()) << c.error().message;
+      EXPECT_TRUE(c->ok()) << c->status();
+      EXPECT_EQ(c->sq, 0);
+      EXPECT_EQ(c->wr_id, 10 + i);
+    }
+    auto c = d.wait_completion_for(1u, *stuck, kWait);
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.error().code, Errc::kQueueError) << c.error().message;
+    EXPECT_NE(c.error().message.find("SQ 1"), std::string::npos) << c.error().message;
+    EXPECT_NE(c.error().message.find("DB_RANGE"), std::string::npos) << c.error().message;
+    EXPECT_EQ(d.sq_outstanding(0), 0u);
+    EXPECT_EQ(d.sq_outstanding(1), 1u);
+
+    auto n = d.reset_sq(1);
+    ASSERT_TRUE(n.ok()) << n.error().message;
+    EXPECT_EQ(*n, 1u) << "only SQ 1's WQE is flushed";
+    auto f = d.wait_completion_for(1u, *stuck, kWait);
+    ASSERT_TRUE(f.ok()) << f.error().message;
+    EXPECT_EQ(f->sq, 1);
+    EXPECT_EQ(f->minor, static_cast<uint16_t>(R::CqMinor::FLUSHED));
+    EXPECT_EQ(f->wr_id, 77u);
+    EXPECT_FALSE(d.queue_error().any());
+    EXPECT_EQ(d.sq_outstanding(), 0u);
+    auto p = d.post_nop(78, false, 1);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    auto ok = d.wait_completion_for(1u, *p, kWait);
+    ASSERT_TRUE(ok.ok()) << ok.error().message;
+    EXPECT_TRUE(ok->ok()) << ok->status();
+    EXPECT_EQ(ok->sq, 1);
+
+    // an SQ number the build does not have: ignored and counted, not a queue error
+    hal.write32(r::SQ_DB, db(R::kNumSqMax + 1, 1));
+    hal.wait_cycles(20);
+    EXPECT_FALSE(d.queue_error().any());
+    EXPECT_EQ(hal.read32(r::STAT_SQ_DB_BAD), 1u);
+    EXPECT_EQ(hal.read32(r::STAT_SQ_WQES), 5u) << "1 + 3 NOPs on SQ 0, 1 on SQ 1 after reset";
     EXPECT_TRUE(plat.tx_frames().empty());
   });
 }
@@ -195,7 +267,7 @@ TEST_P(SystemBadHostInput, ControlQueueDoorbellAndBase) {
     hal.write32(r::CQP_DB, 4);  // ring of 4
     hal.wait_cycles(20);
     EXPECT_EQ(d.queue_error().cqp, cause(R::QerrCause::DB_RANGE));
-    EXPECT_EQ(d.queue_error().sq, 0) << "the SQ is not affected";
+    EXPECT_EQ(sq_cause(d), 0) << "the SQ is not affected";
     auto e = d.cqp_nop();
     ASSERT_FALSE(e.ok());
     EXPECT_EQ(e.error().code, Errc::kQueueError) << e.error().message;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // bouncer::Device against the fake hardware: bring-up, control queue, SQ doorbell and push,
-// ring wrap, full detection, PD placement and lifetime, error CQEs, duplicate CQEs.
+// ring wrap, full detection, PD placement and lifetime, error CQEs, duplicate CQEs; several
+// SQs (num_sq validation, per-SQ registers, doorbell values, push pages, ring-full and
+// completions per SQ, round-robin service).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -638,6 +640,147 @@ TEST_F(DeviceTest, SqTimeout) {
   EXPECT_EQ(c.error().code, Errc::kTimeout);
   hal.hold = false;
   EXPECT_TRUE(wait(*idx).ok()) << "the WQE stays outstanding and completes later";
+}
+
+// ------------------------------------------------------------------------------- several SQs
+
+TEST_F(DeviceTest, NumSqMustFitTheDevice) {
+  hal.cfg.num_sq = 2;
+  for (unsigned n : {0u, 3u, 4u}) {
+    DeviceConfig cfg;
+    cfg.num_sq = n;
+    auto d = Device::open(hal, cfg);
+    ASSERT_FALSE(d) << n;
+    EXPECT_EQ(d.error().code, Errc::kInvalidArgument) << n;
+    EXPECT_NE(d.error().message.find("CAPS.NUM_SQ"), std::string::npos) << d.error().message;
+  }
+  DeviceConfig cfg;
+  cfg.num_sq = 2;
+  cfg.sq_entries = 16;
+  open(cfg);
+  EXPECT_EQ(dev->caps().num_sq, 2u);
+  EXPECT_EQ(dev->num_sq(), 2u);
+  for (unsigned n = 0; n < 2; ++n) {
+    EXPECT_EQ(hal.reg(r::sq_base_lo(n)) | uint64_t{hal.reg(r::sq_base_hi(n))} << 32,
+              dev->sq(n).device_addr())
+        << n;
+    EXPECT_EQ(hal.reg(r::sq_size(n)), 4u) << n;
+  }
+  EXPECT_NE(dev->sq(0).device_addr(), dev->sq(1).device_addr());
+  EXPECT_NE(dev->pd_slot_addr(0, 0), dev->pd_slot_addr(0, 1));
+  EXPECT_EQ(dev->pd_slot_addr(0, 1), dev->pd_slot_addr(16, 0)) << "SQ 1's PD buffers follow SQ 0's";
+  // an SQ that is not in use: refused, nothing written
+  const size_t writes = hal.writes.size();
+  RejectWqe w;
+  w.sq = 2;
+  auto bad = dev->post_reject(w);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, Errc::kInvalidArgument);
+  auto nop = dev->post_nop(0, false, 7);
+  ASSERT_FALSE(nop);
+  EXPECT_EQ(nop.error().code, Errc::kInvalidArgument);
+  EXPECT_EQ(hal.writes.size(), writes);
+  EXPECT_EQ(dev->sq_outstanding(), 0u);
+  // the default is one SQ, whatever the device has
+  dev.reset();
+  hal.cfg.num_sq = 4;
+  open();
+  EXPECT_EQ(dev->num_sq(), 1u);
+  EXPECT_EQ(dev->caps().num_sq, 4u);
+}
+
+TEST_F(DeviceTest, DoorbellsAndPushPagesNameTheSq) {
+  DeviceConfig cfg;
+  cfg.num_sq = 4;
+  cfg.cq_entries = 256;
+  open(cfg);
+  namespace db = regs::field::SQ_DB;
+  for (unsigned q : {3u, 1u, 0u, 2u}) {
+    auto idx = dev->post_nop(100 + q, false, q);
+    ASSERT_TRUE(idx);
+    EXPECT_EQ(*idx, 0u) << "each SQ has its own indices";
+    EXPECT_EQ(hal.writes.back().offset, r::SQ_DB);
+    EXPECT_EQ(db::SQ.get(hal.writes.back().value), q);
+    EXPECT_EQ(db::PI.get(hal.writes.back().value), 1u);
+    RejectWqe w;
+    w.sq = q;
+    w.push = true;
+    w.cm_id = 70;  // out of range for the fake (64 cm_ids): an error CQE, the push still used
+    auto pidx = dev->post_reject(w);
+    ASSERT_TRUE(pidx);
+    EXPECT_EQ(*pidx, 1u);
+    EXPECT_EQ(hal.writes.back().offset, r::SQ_PUSH_DB);
+    EXPECT_EQ(hal.writes.back().value, db::SQ.put(q) | db::PI.put(2));
+    EXPECT_EQ(hal.writes[hal.writes.size() - 2].offset, r::push_page(q) + 60);
+  }
+  hal.run();
+  for (unsigned q = 0; q < 4; ++q) {
+    auto a = dev->wait_completion_for(q, 0, 100000);
+    ASSERT_TRUE(a) << a.error().message;
+    EXPECT_EQ(a->sq, q);
+    EXPECT_EQ(a->wr_id, 100 + q);
+    auto b = dev->wait_completion_for(q, 1, 100000);
+    ASSERT_TRUE(b) << b.error().message;
+    EXPECT_EQ(b->sq, q);
+    EXPECT_FALSE(b->pshdrop) << "the push page of SQ " << q << " held its WQE";
+    EXPECT_EQ(b->minor, static_cast<uint16_t>(regs::CqMinor::CM_ID_RANGE));
+    EXPECT_EQ(hal.sq_ci(q), 2u);
+  }
+  EXPECT_EQ(hal.read32(r::STAT_PUSH_USED), 4u);
+  EXPECT_EQ(hal.read32(r::STAT_SQ_DB_BAD), 0u);
+}
+
+TEST_F(DeviceTest, RingFullIsPerSq) {
+  DeviceConfig cfg;
+  cfg.num_sq = 2;
+  cfg.sq_entries = 4;
+  cfg.cq_entries = 16;
+  open(cfg);
+  hal.hold = true;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(dev->post_nop(i, false, 0)) << i;
+  auto full = dev->post_nop(99, false, 0);
+  ASSERT_FALSE(full);
+  EXPECT_EQ(full.error().code, Errc::kRingFull);
+  EXPECT_NE(full.error().message.find("SQ 0 full"), std::string::npos) << full.error().message;
+  EXPECT_EQ(dev->sq_outstanding(0), 3u);
+  EXPECT_EQ(dev->sq_outstanding(1), 0u);
+  // SQ 1 still has every slot
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(dev->post_nop(10 + i, false, 1)) << i;
+  EXPECT_FALSE(dev->post_nop(99, false, 1));
+  EXPECT_EQ(dev->sq_outstanding(), 6u);
+  // the fake serves the SQs round-robin: 0, 1, 0, 1, ...
+  hal.hold = false;
+  std::vector<std::pair<unsigned, uint64_t>> order;
+  for (int i = 0; i < 6; ++i) {
+    auto c = dev->wait_completion(100000);
+    ASSERT_TRUE(c) << c.error().message;
+    order.emplace_back(c->sq, c->wr_id);
+  }
+  const std::vector<std::pair<unsigned, uint64_t>> want = {{0, 0},  {1, 10}, {0, 1},
+                                                           {1, 11}, {0, 2},  {1, 12}};
+  EXPECT_EQ(order, want);
+  EXPECT_EQ(dev->sq_outstanding(0), 0u);
+  EXPECT_EQ(dev->sq_outstanding(1), 0u);
+  EXPECT_TRUE(dev->sq(0).empty());
+  EXPECT_TRUE(dev->sq(1).empty());
+}
+
+// The fake models the doorbell decode: an SQ number >= CAPS.NUM_SQ changes nothing.
+TEST_F(DeviceTest, FakeIgnoresADoorbellForAnAbsentSq) {
+  hal.cfg.num_sq = 2;
+  DeviceConfig cfg;
+  cfg.num_sq = 2;
+  open(cfg);
+  ASSERT_TRUE(dev->post_nop(1, false, 1));
+  hal.write32(r::SQ_DB, regs::field::SQ_DB::SQ.put(2) | regs::field::SQ_DB::PI.put(3));
+  hal.write32(r::SQ_PUSH_DB, regs::field::SQ_DB::SQ.put(9) | regs::field::SQ_DB::PI.put(3));
+  EXPECT_EQ(hal.read32(r::STAT_SQ_DB_BAD), 2u);
+  auto c = dev->wait_completion(100000);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->sq, 1u);
+  EXPECT_FALSE(dev->poll_cq()) << "no completion for the ignored doorbells";
+  EXPECT_EQ(hal.read32(r::sq_pi(0)), 0u);
+  EXPECT_EQ(hal.read32(r::sq_pi(1)), 1u);
 }
 
 }  // namespace

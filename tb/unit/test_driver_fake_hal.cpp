@@ -106,8 +106,9 @@ uint32_t FakeHal::read32(uint32_t off) {
       return cfg.version;
     case r::CAPS:
       return regs::field::CAPS::DATA_BYTES.put(cfg.data_bytes) |
-             regs::field::CAPS::CTX_LOG2.put(cfg.ctx_log2) | regs::field::CAPS::NUM_SQ.put(1) |
-             regs::field::CAPS::PUSH.put(cfg.push) | regs::field::CAPS::INLINE.put(cfg.inline_pd);
+             regs::field::CAPS::CTX_LOG2.put(cfg.ctx_log2) |
+             regs::field::CAPS::NUM_SQ.put(cfg.num_sq) | regs::field::CAPS::PUSH.put(cfg.push) |
+             regs::field::CAPS::INLINE.put(cfg.inline_pd);
     case r::STATUS:
       return regs::field::STATUS::AEQ_FULL.put(!aeq_pending_.empty()) |
              regs::field::STATUS::CM_READY.put(now_ >= cfg.cm_ready_cycles);
@@ -115,10 +116,8 @@ uint32_t FakeHal::read32(uint32_t off) {
       return aeq_.tail;
     case r::CM_CONNS:
       return static_cast<uint32_t>(nodes.size());
-    case r::SQ_CI:
-      return sq_.ci;
-    case r::SQ_PI:
-      return sq_.pi;
+    case r::STAT_SQ_DB_BAD:
+      return stat_db_bad_;
     case r::CQ_TAIL:
       return cq_.tail;
     case r::CQP_CI:
@@ -140,6 +139,14 @@ uint32_t FakeHal::read32(uint32_t off) {
     case r::CQP_DB:
       return 0;  // write-only
     default:
+      if (off >= r::SQ_BASE_LO && off < r::sq_base_lo(r::SQ_BASE_LO_ARRAY)) {
+        const unsigned n = (off - r::SQ_BASE_LO) / r::SQ_BASE_LO_STRIDE;
+        const uint32_t in = (off - r::SQ_BASE_LO) % r::SQ_BASE_LO_STRIDE;
+        if (n >= cfg.num_sq) return 0;  // no such SQ
+        if (in == r::SQ_CI - r::SQ_BASE_LO) return sqs_[n].ring.ci;
+        if (in == r::SQ_PI - r::SQ_BASE_LO) return sqs_[n].ring.pi;
+        return reg(off);
+      }
       if (off >= r::ISN_KEY && off < r::ISN_KEY + 4 * r::ISN_KEY_COUNT) return 0;  // wo
       if ((off >= r::STAT_RX_FRAMES && off <= r::STAT_ACK_TX) ||
           (off >= r::STAT_DMA_RD_ERR && off <= r::STAT_DMA_TIMEOUT)) {
@@ -152,11 +159,25 @@ uint32_t FakeHal::read32(uint32_t off) {
 
 void FakeHal::write32(uint32_t off, uint32_t v) {
   writes.push_back({off, v});
-  regs_[off] = v;
-  if (off >= r::PUSH_PAGE && off < r::PUSH_PAGE + 4 * r::PUSH_PAGE_COUNT) {
-    push_page_[(off - r::PUSH_PAGE) / 4] = v;
+  if (off >= r::PUSH_PAGE && off < r::push_page(r::PUSH_PAGE_ARRAY)) {
+    const unsigned n = (off - r::PUSH_PAGE) / r::PUSH_PAGE_STRIDE;
+    if (n < cfg.num_sq) sqs_[n].push_page[(off - r::push_page(n)) / 4] = v;
     return;
   }
+  if (off >= r::SQ_BASE_LO && off < r::sq_base_lo(r::SQ_BASE_LO_ARRAY)) {
+    const unsigned n = (off - r::SQ_BASE_LO) / r::SQ_BASE_LO_STRIDE;
+    if (n >= cfg.num_sq) return;                           // no such SQ: ignored
+    if (off == r::sq_ci(n) || off == r::sq_pi(n)) return;  // read only
+    regs_[off] = v;
+    if (off == r::sq_size(n)) {
+      const uint32_t lg = std::clamp<uint32_t>(v, regs::kRingLog2Min, regs::kRingLog2Max);
+      regs_[off] = lg;
+      sqs_[n] = SqHw{};
+      sqs_[n].ring = WqRing{base(regs_, r::sq_base_lo(n)), lg, 0, 0, 1};
+    }
+    return;
+  }
+  regs_[off] = v;
   if (off >= r::ISN_KEY && off < r::ISN_KEY + 4 * r::ISN_KEY_COUNT) {
     isn_key_[(off - r::ISN_KEY) / 4] = v;
     regs_.erase(off);
@@ -170,9 +191,6 @@ void FakeHal::write32(uint32_t off, uint32_t v) {
     case r::AEQ_HEAD:
       aeq_.head = v % aeq_.size();
       pump_aeq();
-      break;
-    case r::SQ_SIZE:
-      sq_ = WqRing{base(regs_, r::SQ_BASE_LO), v, 0, 0, 1};
       break;
     case r::CQ_SIZE:
       cq_ = CqRingHw{base(regs_, r::CQ_BASE_LO), v, 0, 0, 1};
@@ -191,13 +209,20 @@ void FakeHal::write32(uint32_t off, uint32_t v) {
       break;
     case r::SQ_DB:
     case r::SQ_PUSH_DB: {
-      const uint32_t n = sq_.size();
-      for (uint32_t i = sq_.pi; i != v % n; i = (i + 1) % n) db_cycle_[i] = now_;
-      sq_.pi = v % n;
+      const unsigned q = regs::field::SQ_DB::SQ.get(v);
+      if (q >= cfg.num_sq) {  // ignored, counted
+        ++stat_db_bad_;
+        break;
+      }
+      SqHw& sq = sqs_[q];
+      const uint32_t pi = regs::field::SQ_DB::PI.get(v);
+      const uint32_t n = sq.ring.size();
+      for (uint32_t i = sq.ring.pi; i != pi % n; i = (i + 1) % n) sq.db_cycle[i] = now_;
+      sq.ring.pi = pi % n;
       if (off == r::SQ_PUSH_DB) {
         std::array<std::byte, 64> img;
-        std::memcpy(img.data(), push_page_.data(), 64);
-        pushed_[(v + n - 1) % n] = img;
+        std::memcpy(img.data(), sq.push_page.data(), 64);
+        sq.pushed[(pi + n - 1) % n] = img;
       }
       break;
     }
@@ -210,7 +235,8 @@ void FakeHal::write32(uint32_t off, uint32_t v) {
 }
 
 void FakeHal::write_block(uint32_t offset, std::span<const uint32_t> words) {
-  if (offset == r::PUSH_PAGE && words.size() == 16) {
+  if (offset >= r::PUSH_PAGE && offset < r::push_page(r::PUSH_PAGE_ARRAY) &&
+      (offset - r::PUSH_PAGE) % r::PUSH_PAGE_STRIDE == 0 && words.size() == 16) {
     std::array<uint32_t, 16> img;
     std::copy(words.begin(), words.end(), img.begin());
     push_images.push_back(img);
@@ -308,16 +334,34 @@ void FakeHal::process_cqp() {
   }
 }
 
+// One WQE per turn, round-robin over the SQs with work (the RTL's order: with every SQ
+// pending, 0, 1, 2, 3, 0, ...).
 void FakeHal::process_sq() {
+  for (;;) {
+    if (!cq_.room() || (cfg.sq_waits_for_aeq && !aeq_pending_.empty())) return;
+    std::optional<unsigned> pick;
+    for (unsigned k = 1; k <= cfg.num_sq && !pick; ++k) {
+      const unsigned q = (rr_last_ + k) % cfg.num_sq;
+      if (sqs_[q].ring.ci != sqs_[q].ring.pi) pick = q;
+    }
+    if (!pick) return;
+    rr_last_ = *pick;
+    (void)process_one_sq_wqe(*pick);
+  }
+}
+
+bool FakeHal::process_one_sq_wqe(unsigned q) {
   namespace w = regs::sq_wqe;
   namespace c = regs::cqe;
   namespace x = regs::cm_ctx;
-  while (sq_.ci != sq_.pi && cq_.room() && !(cfg.sq_waits_for_aeq && !aeq_pending_.empty())) {
-    const uint32_t idx = sq_.ci;
+  SqHw& sq = sqs_[q];
+  WqRing& ring = sq.ring;
+  {
+    const uint32_t idx = ring.ci;
     std::array<std::byte, 64> wqe{};
     bool from_push = false;
     bool fetched = true;
-    if (auto it = pushed_.find(idx); it != pushed_.end()) {
+    if (auto it = sq.pushed.find(idx); it != sq.pushed.end()) {
       if (cfg.accept_push) {
         wqe = it->second;
         from_push = true;
@@ -325,9 +369,9 @@ void FakeHal::process_sq() {
       } else {
         ++stat_push_dropped_;
       }
-      pushed_.erase(it);
+      sq.pushed.erase(it);
     }
-    if (!from_push) fetched = dma_read(sq_.base + uint64_t{idx} * 64, wqe);
+    if (!from_push) fetched = dma_read(ring.base + uint64_t{idx} * 64, wqe);
     const bool pshdrop = !from_push && regs::get(wqe, w::PUSHWQE) != 0;
     const auto op = static_cast<uint8_t>(regs::get(wqe, w::OPCODE));
     const auto cm_id = static_cast<uint32_t>(regs::get(wqe, w::CM_ID));
@@ -342,11 +386,11 @@ void FakeHal::process_sq() {
     };
     uint32_t latency = 0, tcp_seq = 0;
     uint16_t frame_len = 0;
-    const uint64_t start = std::max(db_cycle_[idx], busy_until_);
+    const uint64_t start = std::max(sq.db_cycle[idx], busy_until_);
     now_ = std::max(now_, start);
     if (!fetched) {
       err(regs::CqMajor::DMA, regs::CqMinor::DMA_WQE);
-    } else if (regs::get(wqe, w::VALID) != sq_.pol) {
+    } else if (regs::get(wqe, w::VALID) != ring.pol) {
       err(regs::CqMajor::WQE, regs::CqMinor::STALE_WQE);
     } else if (op == static_cast<uint8_t>(regs::SqOp::NOP)) {
       // nothing
@@ -358,7 +402,7 @@ void FakeHal::process_sq() {
       err(regs::CqMajor::WQE, regs::CqMinor::ADDR_MISALIGNED);
     } else if (cm_id >= (1u << cfg.ctx_log2)) {
       err(regs::CqMajor::CTX, regs::CqMinor::CM_ID_RANGE);
-    } else if (node_reject(cm_id, wqe, from_push, idx, major, minor, tcp_seq, frame_len)) {
+    } else if (node_reject(cm_id, wqe, from_push, q, idx, major, minor, tcp_seq, frame_len)) {
       if (major == 0) latency = static_cast<uint32_t>(now_ - start + 10);
     } else {
       auto it = contexts.find(cm_id);
@@ -391,6 +435,7 @@ void FakeHal::process_sq() {
         regs::put(ctx, x::REJECTED, 1);
         latency = static_cast<uint32_t>(now_ - start + 10);
         FakeFrame fr;
+        fr.sq = q;
         fr.wqe_idx = static_cast<uint16_t>(idx);
         fr.cm_id = cm_id;
         fr.pd = pd;
@@ -415,6 +460,7 @@ void FakeHal::process_sq() {
     regs::put(cqe, c::MINERR, minor);
     regs::put(cqe, c::MAJERR, major);
     regs::put(cqe, c::WQEIDX, idx);
+    regs::put(cqe, c::SQ_IDX, q);
     regs::put(cqe, c::PSHDROP, pshdrop);
     regs::put(cqe, c::ERROR, major != 0);
     regs::put(cqe, c::OP, op);
@@ -422,10 +468,11 @@ void FakeHal::process_sq() {
     write_cqe(cq_, cqe);
     last_cqe_ = cqe;
     ++stat_sq_wqes_;
-    db_cycle_.erase(idx);
-    sq_.ci = (sq_.ci + 1) % sq_.size();
-    if (sq_.ci == 0) sq_.pol ^= 1;
+    sq.db_cycle.erase(idx);
+    ring.ci = (ring.ci + 1) % ring.size();
+    if (ring.ci == 0) ring.pol ^= 1;
   }
+  return true;
 }
 
 // ------------------------------------------------------------------------------- passive CM
@@ -772,8 +819,8 @@ std::array<std::byte, 64> FakeHal::node_context(const FakeNode& n) const {
 // MPA_REJECT for a cm_id that is a node of the passive CM. false: no such node (the
 // host-written-context path applies).
 bool FakeHal::node_reject(uint32_t cm_id, std::span<const std::byte> wqe, bool from_push,
-                          uint32_t idx, uint16_t& major, uint16_t& minor, uint32_t& tcp_seq,
-                          uint16_t& frame_len) {
+                          unsigned sq, uint32_t idx, uint16_t& major, uint16_t& minor,
+                          uint32_t& tcp_seq, uint16_t& frame_len) {
   namespace w = regs::sq_wqe;
   auto it = nodes.find(cm_id);
   if (it == nodes.end() || it->second.ending) return false;
@@ -811,6 +858,7 @@ bool FakeHal::node_reject(uint32_t cm_id, std::span<const std::byte> wqe, bool f
   const auto wqe_policy = static_cast<regs::FinPolicy>(regs::get(wqe, w::FIN_POLICY));
   if (wqe_policy != regs::FinPolicy::DEFAULT) n.fin_policy = wqe_policy;
   FakeFrame fr;
+  fr.sq = sq;
   fr.wqe_idx = static_cast<uint16_t>(idx);
   fr.cm_id = cm_id;
   fr.pd = std::move(pd);

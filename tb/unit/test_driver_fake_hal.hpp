@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // An in-process fake of hal::Device for the driver unit tests: registers, DMA memory, and a
 // small model of the SQ and CQP engines that consumes WQEs from host memory and writes CQEs
-// with polarity. Written from regs/bouncer.toml and docs/reject-frame.md only (it does not
-// use the driver's encoders). Hardware runs only inside wait_cycles()/run(), so a test can
-// post several WQEs before anything is consumed.
+// with polarity. The SQ side has Config::num_sq reject SQs (register blocks at
+// SQ_BASE_LO + n * 0x20, push pages at PUSH_PAGE + n * 0x40, SQ_DB / SQ_PUSH_DB naming the SQ
+// in bits 23:16; a bad SQ number is ignored and counted in STAT_SQ_DB_BAD), served one WQE
+// per turn round-robin, with SQ_IDX in each CQE. Written from regs/bouncer.toml and
+// docs/reject-frame.md only (it does not use the driver's encoders). Hardware runs only inside
+// wait_cycles()/run(), so a test can post several WQEs before anything is consumed.
 //
 // It also models the passive CM's contract with the host (not its TCP): listeners (CQP
 // CREATE/DESTROY_LISTENER), cm_nodes created by test-scripted connections
@@ -31,6 +34,7 @@
 namespace bouncer::testing {
 
 struct FakeFrame {
+  unsigned sq = 0;
   uint16_t wqe_idx = 0;
   uint32_t cm_id = 0;
   std::vector<uint8_t> pd;  // the private data as the engine read it
@@ -110,6 +114,7 @@ class FakeHal : public hal::Device {
     unsigned ctx_log2 = 6;
     bool push = true;
     bool inline_pd = true;
+    unsigned num_sq = 4;       // CAPS.NUM_SQ (1..NUM_SQ_MAX)
     bool accept_push = true;   // false: every push is "dropped" (fetched from the ring)
     uint64_t wqe_cycles = 40;  // engine time per WQE
     unsigned num_listeners = regs::kNumListeners;  // fewer: BAD_LISTENER for the rest
@@ -180,7 +185,7 @@ class FakeHal : public hal::Device {
 
   // ---- observations
   std::vector<MmioWrite> writes;
-  std::vector<std::array<uint32_t, 16>> push_images;  // one per write_block to the push page
+  std::vector<std::array<uint32_t, 16>> push_images;  // one per write_block to a push page
   std::vector<SyncRecord> syncs_to_device;
   std::vector<FakeFrame> frames;
   std::map<uint32_t, std::array<std::byte, 64>> contexts;  // stored by WRITE_CM_CONTEXT
@@ -190,7 +195,8 @@ class FakeHal : public hal::Device {
   bool dma_write(uint64_t addr, std::span<const std::byte> in);
   /// Last written value of a register among `writes`, if any.
   std::optional<uint32_t> last_write(uint32_t offset) const;
-  uint32_t sq_ci() const { return sq_.ci; }
+  uint32_t sq_ci(unsigned n = 0) const { return sqs_[n].ring.ci; }
+  uint32_t sq_db_bad() const { return stat_db_bad_; }
   uint32_t cq_tail() const { return cq_.tail; }
 
   class Buf;  // the DmaBuffer implementation
@@ -223,8 +229,9 @@ class FakeHal : public hal::Device {
   void process_cqp();
   void process_listener_op(std::span<const std::byte> wqe, bool create, uint16_t& major,
                            uint16_t& minor);
-  bool node_reject(uint32_t cm_id, std::span<const std::byte> wqe, bool from_push, uint32_t idx,
-                   uint16_t& major, uint16_t& minor, uint32_t& tcp_seq, uint16_t& frame_len);
+  bool node_reject(uint32_t cm_id, std::span<const std::byte> wqe, bool from_push, unsigned sq,
+                   uint32_t idx, uint16_t& major, uint16_t& minor, uint32_t& tcp_seq,
+                   uint16_t& frame_len);
   std::array<std::byte, 64> node_context(const FakeNode& n) const;
   std::optional<unsigned> match_listener(uint32_t ip, uint16_t port) const;
   std::optional<uint32_t> alloc_cm_id(const std::optional<uint32_t>& want) const;
@@ -243,10 +250,19 @@ class FakeHal : public hal::Device {
   int allocs_ = 0;
   std::map<uint64_t, Buf*> bufs_;
   std::map<uint32_t, uint32_t> regs_;
-  std::array<uint32_t, 16> push_page_{};
-  std::map<uint32_t, std::array<std::byte, 64>> pushed_;  // wqe_idx -> image from the page
-  std::map<uint32_t, uint64_t> db_cycle_;                 // wqe_idx -> doorbell time
-  WqRing sq_, cqp_;
+  /// One reject SQ as the hardware holds it.
+  struct SqHw {
+    WqRing ring;
+    std::array<uint32_t, 16> push_page{};
+    std::map<uint32_t, std::array<std::byte, 64>> pushed;  // wqe_idx -> image from the page
+    std::map<uint32_t, uint64_t> db_cycle;                 // wqe_idx -> doorbell time
+  };
+  bool process_one_sq_wqe(unsigned sq);
+
+  std::array<SqHw, regs::kNumSqMax> sqs_;
+  unsigned rr_last_ = regs::kNumSqMax - 1;  // round-robin: the SQ served last
+  uint32_t stat_db_bad_ = 0;
+  WqRing cqp_;
   CqRingHw cq_, ccq_, aeq_;
   std::deque<PendingEvent> aeq_pending_;
   std::array<uint32_t, 4> isn_key_{};

@@ -2,7 +2,9 @@
 // Unit test of rtl/host/bouncer_axil_regs on its own, through AXI4-Lite reads and writes:
 // the passive-CM registers (reset values as stated in docs/register-map.md, read/write masks,
 // byte strobes, the write-only ISN key, the AEQ_SIZE pulse), the 24 CM statistics counters,
-// CM_CONNS and STATUS from the inputs, and ID/VERSION. Offsets come from the generated
+// CM_CONNS and STATUS from the inputs, and ID/VERSION; the per-SQ register blocks, push pages
+// and the SQ_DB / SQ_PUSH_DB decode (SQ number in bits 23:16, a bad SQ ignored and counted in
+// STAT_SQ_DB_BAD), with NUM_SQ = 4 and NUM_SQ = 1. Offsets come from the generated
 // bouncer/regs.hpp; expected values are written here from the register descriptions.
 #include <gtest/gtest.h>
 
@@ -10,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "bouncer/regs.hpp"
@@ -18,6 +21,7 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "Vaxil_regs.h"
+#include "Vaxil_regs_sq1.h"
 #include "verilated.h"
 #pragma GCC diagnostic pop
 
@@ -29,11 +33,49 @@ namespace field = bouncer::regs::field;
 constexpr unsigned kStatCm = (reg::STAT_ACK_TX - reg::STAT_RX_FRAMES) / 4 + 1;
 static_assert(kStatCm == 24);
 
-class Regs {
+// Bits [lsb, lsb + w) (w <= 64) of a verilated port, narrow or wide.
+template <class T>
+uint64_t bits(const T& v, unsigned lsb, unsigned w) {
+  uint64_t r = 0;
+  for (unsigned i = 0; i < w; ++i) {
+    const unsigned b = lsb + i;
+    uint64_t bit;
+    if constexpr (std::is_integral_v<T>) {
+      bit = (static_cast<uint64_t>(v) >> b) & 1;
+    } else {
+      bit = (v[b / 32] >> (b % 32)) & 1;
+    }
+    r |= bit << i;
+  }
+  return r;
+}
+template <class T>
+void set_bits(T& v, unsigned lsb, unsigned w, uint64_t x) {
+  for (unsigned i = 0; i < w; ++i) {
+    const unsigned b = lsb + i;
+    const uint64_t bit = (x >> i) & 1;
+    if constexpr (std::is_integral_v<T>) {
+      v = static_cast<T>((v & ~(T{1} << b)) | (static_cast<T>(bit) << b));
+    } else {
+      v[b / 32] = (v[b / 32] & ~(1u << (b % 32))) | (static_cast<uint32_t>(bit) << (b % 32));
+    }
+  }
+}
+
+// One registered doorbell pulse as the engine sees it.
+struct Db {
+  unsigned sq;
+  bool push;
+  uint32_t pi;
+  bool operator==(const Db&) const = default;
+};
+
+template <class M>
+class RegsT {
  public:
-  Regs() {
+  RegsT() {
     ctx_.randReset(0);
-    m_ = std::make_unique<Vaxil_regs>(&ctx_, "regs");
+    m_ = std::make_unique<M>(&ctx_, "regs");
     m_->s_axil_awvalid = 0;
     m_->s_axil_wvalid = 0;
     m_->s_axil_arvalid = 0;
@@ -54,6 +96,8 @@ class Regs {
   void tick() {
     settle();
     aeq_pulses_ += m_->aeq_reset;
+    for (unsigned n = 0; n < 4; ++n) sq_reset_pulses_[n] += (m_->sq_reset >> n) & 1;
+    if (m_->sq_db) dbs_.push_back({m_->sq_db_sq, m_->sq_db_push != 0, m_->sq_db_pi});
     m_->clk = 1;
     m_->eval();
   }
@@ -101,13 +145,17 @@ class Regs {
     return v;
   }
 
-  Vaxil_regs& dut() { return *m_; }
+  M& dut() { return *m_; }
   unsigned aeq_pulses_ = 0;
+  std::array<unsigned, 4> sq_reset_pulses_{};
+  std::vector<Db> dbs_;
 
  private:
   VerilatedContext ctx_;
-  std::unique_ptr<Vaxil_regs> m_;
+  std::unique_ptr<M> m_;
 };
+using Regs = RegsT<Vaxil_regs>;
+using Regs1 = RegsT<Vaxil_regs_sq1>;
 
 uint64_t isn_word(const Vaxil_regs& m, unsigned i) { return m.isn_key[i]; }
 
@@ -269,6 +317,190 @@ TEST(AxilRegs, AeqSizeClampsResetsHeadAndPulses) {
   EXPECT_EQ(r.aeq_pulses_, before);
 }
 
+uint32_t db_value(unsigned sq, uint32_t pi) { return (sq << 16) | pi; }
+
+TEST(AxilRegs, CapsReportNumSq) {
+  Regs r;
+  EXPECT_EQ(field::CAPS::NUM_SQ.get(r.read(reg::CAPS)), 4u);
+  Regs1 r1;
+  EXPECT_EQ(field::CAPS::NUM_SQ.get(r1.read(reg::CAPS)), 1u);
+  // the rest of CAPS does not depend on NUM_SQ
+  EXPECT_EQ(r.read(reg::CAPS) & ~field::CAPS::NUM_SQ.mask(),
+            r1.read(reg::CAPS) & ~field::CAPS::NUM_SQ.mask());
+}
+
+// SQ n's block (0x0500 + n * 0x20): base, size (clamped, one sq_reset pulse for that SQ
+// only), CI from the engine, PI from the doorbell; the ports show SQ n's values at bits n*W.
+TEST(AxilRegs, PerSqBlocks) {
+  Regs r;
+  r.settle();
+  for (unsigned n = 0; n < 4; ++n) {
+    EXPECT_EQ(r.read(reg::sq_size(n)), 2u) << n;
+    EXPECT_EQ(r.read(reg::sq_base_lo(n)), 0u) << n;
+    EXPECT_EQ(bits(r.dut().sq_size_log2, 4 * n, 4), 2u) << n;
+  }
+  for (unsigned n = 0; n < 4; ++n) {
+    r.write(reg::sq_base_lo(n), 0x1000u * (n + 1) + 0x40);
+    r.write(reg::sq_base_hi(n), 0xA0 + n);
+    r.write(reg::sq_size(n), 3 + n);
+  }
+  for (unsigned n = 0; n < 4; ++n) {
+    SCOPED_TRACE(n);
+    EXPECT_EQ(r.sq_reset_pulses_[n], 1u) << "one sq_reset pulse per SQ_SIZE write, own SQ only";
+    EXPECT_EQ(r.read(reg::sq_base_lo(n)), 0x1000u * (n + 1) + 0x40);
+    EXPECT_EQ(r.read(reg::sq_base_hi(n)), 0xA0 + n);
+    EXPECT_EQ(r.read(reg::sq_size(n)), 3 + n);
+    r.settle();
+    EXPECT_EQ(bits(r.dut().sq_base, 64 * n, 64),
+              (uint64_t{0xA0 + n} << 32) | (0x1000u * (n + 1) + 0x40));
+    EXPECT_EQ(bits(r.dut().sq_size_log2, 4 * n, 4), 3 + n);
+  }
+  // clamping per SQ
+  r.write(reg::sq_size(2), 0);
+  r.write(reg::sq_size(3), 99);
+  EXPECT_EQ(r.read(reg::sq_size(2)), 2u);
+  EXPECT_EQ(r.read(reg::sq_size(3)), 15u);
+  EXPECT_EQ(r.read(reg::sq_size(1)), 4u);
+  // CI comes from the engine, per SQ
+  for (unsigned n = 0; n < 4; ++n) set_bits(r.dut().sq_ci, 15 * n, 15, 0x100 + 7 * n);
+  for (unsigned n = 0; n < 4; ++n) EXPECT_EQ(r.read(reg::sq_ci(n)), 0x100u + 7 * n);
+  // CI and PI are read only
+  r.write(reg::sq_ci(1), 0);
+  r.write(reg::sq_pi(1), 0x55);
+  EXPECT_EQ(r.read(reg::sq_ci(1)), 0x107u);
+  EXPECT_EQ(r.read(reg::sq_pi(1)), 0u);
+  // unused words of a block read 0
+  EXPECT_EQ(r.read(reg::sq_base_lo(1) + 0x14), 0u);
+  EXPECT_EQ(r.read(reg::sq_base_lo(1) + 0x1C), 0u);
+}
+
+// SQ_DB / SQ_PUSH_DB: SQ in bits 23:16, PI in 14:0. A valid SQ gives one pulse naming it and
+// updates only its PI (and, for a push, only its push state); SQ >= NUM_SQ changes nothing
+// and counts in STAT_SQ_DB_BAD.
+TEST(AxilRegs, DoorbellDecode) {
+  Regs r;
+  for (unsigned n = 0; n < 4; ++n) r.write(reg::sq_size(n), 15);  // PIs up to 0x7FFF in range
+  std::array<uint32_t, 4> pi{};
+  auto check_pis = [&] {
+    r.settle();
+    for (unsigned n = 0; n < 4; ++n) {
+      EXPECT_EQ(r.read(reg::sq_pi(n)), pi[n]) << n;
+      EXPECT_EQ(bits(r.dut().sq_pi, 15 * n, 15), pi[n]) << n;
+    }
+  };
+  for (unsigned n : {2u, 0u, 3u, 1u}) {
+    r.dbs_.clear();
+    r.write(reg::SQ_DB, db_value(n, 5 + n));
+    pi[n] = 5 + n;
+    ASSERT_EQ(r.dbs_.size(), 1u);
+    EXPECT_EQ(r.dbs_[0], (Db{n, false, 5 + n}));
+    check_pis();
+  }
+  r.settle();
+  EXPECT_EQ(r.dut().push_armed, 0u) << "SQ_DB does not arm a push page";
+  // bits 31:24 and 15 are ignored
+  r.dbs_.clear();
+  r.write(reg::SQ_DB, 0xAB000000u | db_value(1, 0x8000 | 0x1234));
+  pi[1] = 0x1234;
+  ASSERT_EQ(r.dbs_.size(), 1u);
+  EXPECT_EQ(r.dbs_[0], (Db{1, false, 0x1234}));
+  check_pis();
+  // push doorbell: arms SQ n's page for PI - 1
+  r.dbs_.clear();
+  r.write(reg::SQ_PUSH_DB, db_value(3, 9));
+  pi[3] = 9;
+  ASSERT_EQ(r.dbs_.size(), 1u);
+  EXPECT_EQ(r.dbs_[0], (Db{3, true, 9}));
+  check_pis();
+  r.settle();
+  EXPECT_EQ(r.dut().push_armed, 0b1000u);
+  EXPECT_EQ(bits(r.dut().push_idx, 15 * 3, 15), 8u);
+  set_bits(r.dut().sq_ci, 0, 15, 5);         // the engine took SQ 0's 5 WQEs
+  r.write(reg::SQ_PUSH_DB, db_value(0, 0));  // index 0 - 1 wraps in 15 bits
+  pi[0] = 0;
+  r.settle();
+  EXPECT_EQ(r.dut().push_armed, 0b1001u);
+  EXPECT_EQ(bits(r.dut().push_idx, 0, 15), 0x7FFFu);
+  EXPECT_EQ(bits(r.dut().push_idx, 15 * 3, 15), 8u);
+  // bad SQ numbers: nothing changes, each counted
+  EXPECT_EQ(r.read(reg::STAT_SQ_DB_BAD), 0u);
+  r.dbs_.clear();
+  unsigned bad = 0;
+  for (unsigned sq : {4u, 5u, 15u, 16u, 0xFFu}) {
+    r.write(reg::SQ_DB, db_value(sq, 77));
+    r.write(reg::SQ_PUSH_DB, db_value(sq, 78));
+    bad += 2;
+  }
+  EXPECT_TRUE(r.dbs_.empty()) << "no doorbell pulse for a bad SQ";
+  EXPECT_EQ(r.read(reg::STAT_SQ_DB_BAD), bad);
+  check_pis();
+  r.settle();
+  EXPECT_EQ(r.dut().push_armed, 0b1001u);
+  // the counter is read only
+  r.write(reg::STAT_SQ_DB_BAD, 0);
+  EXPECT_EQ(r.read(reg::STAT_SQ_DB_BAD), bad);
+  // SQ_SIZE of SQ 3 clears its PI and disarms its page only
+  r.write(reg::sq_size(3), 5);
+  pi[3] = 0;
+  check_pis();
+  r.settle();
+  EXPECT_EQ(r.dut().push_armed, 0b0001u);
+  EXPECT_EQ(r.read(reg::QERR), 0u) << "none of these doorbells was a queue error";
+}
+
+// Push page n at PUSH_PAGE + n * 0x40: its words land in SQ n's image only; a write to page n
+// disarms SQ n only; push_take[n] disarms SQ n only.
+TEST(AxilRegs, PushPagesPerSq) {
+  Regs r;
+  for (unsigned n = 0; n < 4; ++n)
+    for (unsigned w = 0; w < 16; ++w)
+      r.write(reg::push_page(n) + 4 * w, (n << 24) | (w << 16) | 0xBEEF);
+  r.settle();
+  for (unsigned n = 0; n < 4; ++n)
+    for (unsigned w = 0; w < 16; ++w)
+      EXPECT_EQ(bits(r.dut().push_wqe, 512 * n + 32 * w, 32), (n << 24) | (w << 16) | 0xBEEF)
+          << n << "/" << w;
+  for (unsigned n = 0; n < 4; ++n) r.write(reg::SQ_PUSH_DB, db_value(n, 1));
+  r.settle();
+  EXPECT_EQ(r.dut().push_armed, 0xFu);
+  r.write(reg::push_page(2) + 8, 0x12345678, 0b0011);  // strobes merge
+  r.settle();
+  EXPECT_EQ(r.dut().push_armed, 0b1011u);
+  EXPECT_EQ(bits(r.dut().push_wqe, 512 * 2 + 64, 32), (2u << 24) | (2u << 16) | 0x5678);
+  EXPECT_EQ(bits(r.dut().push_wqe, 512 * 1 + 64, 32), (1u << 24) | (2u << 16) | 0xBEEF);
+  r.dut().push_take = 0b0010;
+  r.tick();
+  r.dut().push_take = 0;
+  r.settle();
+  EXPECT_EQ(r.dut().push_armed, 0b1001u);
+}
+
+// NUM_SQ = 1: SQ 0 works as with 4; blocks, pages and doorbells of SQ 1..3 are ignored.
+TEST(AxilRegs, OneSqIgnoresTheOthers) {
+  Regs1 r;
+  r.write(reg::sq_base_lo(0), 0x4000);
+  r.write(reg::sq_size(0), 6);
+  r.write(reg::sq_base_lo(1), 0x8000);
+  r.write(reg::sq_size(1), 7);
+  EXPECT_EQ(r.read(reg::sq_base_lo(0)), 0x4000u);
+  EXPECT_EQ(r.read(reg::sq_size(0)), 6u);
+  EXPECT_EQ(r.read(reg::sq_base_lo(1)), 0u);
+  EXPECT_EQ(r.read(reg::sq_size(1)), 0u);
+  EXPECT_EQ(r.sq_reset_pulses_[0], 1u);
+  r.write(reg::SQ_DB, db_value(0, 3));
+  r.write(reg::SQ_DB, db_value(1, 4));
+  r.write(reg::SQ_PUSH_DB, db_value(3, 4));
+  ASSERT_EQ(r.dbs_.size(), 1u);
+  EXPECT_EQ(r.dbs_[0], (Db{0, false, 3}));
+  EXPECT_EQ(r.read(reg::sq_pi(0)), 3u);
+  EXPECT_EQ(r.read(reg::STAT_SQ_DB_BAD), 2u);
+  r.write(reg::push_page(0), 0x11);
+  r.write(reg::push_page(1), 0x22);  // no page 1: ignored
+  r.settle();
+  EXPECT_EQ(bits(r.dut().push_wqe, 0, 32), 0x11u);
+  EXPECT_EQ(r.dut().push_armed, 0u);
+}
+
 TEST(AxilRegs, IsnKeyIsWriteOnly) {
   Regs r;
   const std::array<uint32_t, 4> key = {0x01234567, 0x89ABCDEF, 0xFEDCBA98, 0x76543210};
@@ -342,72 +574,72 @@ TEST(AxilRegs, BadDoorbellsLatchQerrUntilSizeWrite) {
   auto cause = [](QerrCause c) { return static_cast<uint32_t>(c); };
   Regs r;
   Vaxil_regs& m = r.dut();
+  auto sq0_pi = [&] {
+    r.settle();
+    return bits(m.sq_pi, 0, 15);
+  };
+  auto sq0_armed = [&] {
+    r.settle();
+    return (m.push_armed & 1u) != 0;
+  };
   EXPECT_EQ(r.read(reg::QERR), 0u);
-  r.write(reg::SQ_BASE_LO, 0x1000);
+  r.write(reg::sq_base_lo(0), 0x1000);
   r.write(reg::CQ_BASE_LO, 0x2000);
   r.write(reg::CQP_BASE_LO, 0x3000);
   r.write(reg::CCQ_BASE_LO, 0x4000);
-  r.write(reg::SQ_SIZE, 4);  // 16 entries
+  r.write(reg::sq_size(0), 4);  // 16 entries
   r.write(reg::CQP_SIZE, 4);
-  r.write(reg::SQ_DB, 3);
-  r.settle();
-  EXPECT_EQ(m.sq_pi, 3u);
+  r.write(reg::SQ_DB, db_value(0, 3));
+  EXPECT_EQ(sq0_pi(), 3u);
   EXPECT_EQ(r.read(reg::QERR), 0u);
 
   // Index at the ring size: ignored, DB_RANGE; later good doorbells ignored too.
-  r.write(reg::SQ_DB, 16);
-  r.settle();
-  EXPECT_EQ(m.sq_pi, 3u);
-  EXPECT_EQ(q::SQ.get(r.read(reg::QERR)), cause(QerrCause::DB_RANGE));
+  r.write(reg::SQ_DB, db_value(0, 16));
+  EXPECT_EQ(sq0_pi(), 3u);
+  EXPECT_EQ(q::SQ0.get(r.read(reg::QERR)), cause(QerrCause::DB_RANGE));
   EXPECT_EQ(q::CQP.get(r.read(reg::QERR)), 0u);
-  r.write(reg::SQ_DB, 4);
-  r.write(reg::SQ_PUSH_DB, 5);
-  r.settle();
-  EXPECT_EQ(m.sq_pi, 3u);
-  EXPECT_FALSE(m.push_armed);
-  EXPECT_EQ(q::SQ.get(r.read(reg::QERR)), cause(QerrCause::DB_RANGE)) << "first cause kept";
+  r.write(reg::SQ_DB, db_value(0, 4));
+  r.write(reg::SQ_PUSH_DB, db_value(0, 5));
+  EXPECT_EQ(sq0_pi(), 3u);
+  EXPECT_FALSE(sq0_armed());
+  EXPECT_EQ(q::SQ0.get(r.read(reg::QERR)), cause(QerrCause::DB_RANGE)) << "first cause kept";
   r.write(reg::CQP_DB, 2);  // the CQP still works
   r.settle();
   EXPECT_EQ(m.cqp_pi, 2u);
 
   // SIZE clears it; then a producer index that would go backwards past the consumer.
-  r.write(reg::SQ_SIZE, 4);
+  r.write(reg::sq_size(0), 4);
   EXPECT_EQ(r.read(reg::QERR), 0u);
-  r.write(reg::SQ_DB, 9);
-  r.settle();
-  EXPECT_EQ(m.sq_pi, 9u);
-  m.sq_ci = 2;             // the engine took two
-  r.write(reg::SQ_DB, 9);  // the same index again is harmless
+  r.write(reg::SQ_DB, db_value(0, 9));
+  EXPECT_EQ(sq0_pi(), 9u);
+  set_bits(m.sq_ci, 0, 15, 2);          // the engine took two
+  r.write(reg::SQ_DB, db_value(0, 9));  // the same index again is harmless
   EXPECT_EQ(r.read(reg::QERR), 0u);
-  r.write(reg::SQ_DB, 1);  // 1 - 2 wraps to 15 pending: fine; 15 > 7 so not a lap
-  r.settle();
-  EXPECT_EQ(m.sq_pi, 1u);
+  r.write(reg::SQ_DB, db_value(0, 1));  // 1 - 2 wraps to 15 pending: fine; 15 > 7 so not a lap
+  EXPECT_EQ(sq0_pi(), 1u);
   EXPECT_EQ(r.read(reg::QERR), 0u);
-  r.write(reg::SQ_DB, 0);  // 14 pending after 15: the count would fall
-  r.settle();
-  EXPECT_EQ(m.sq_pi, 1u);
-  EXPECT_EQ(q::SQ.get(r.read(reg::QERR)), cause(QerrCause::DB_LAP));
-  m.sq_ci = 0;
+  r.write(reg::SQ_DB, db_value(0, 0));  // 14 pending after 15: the count would fall
+  EXPECT_EQ(sq0_pi(), 1u);
+  EXPECT_EQ(q::SQ0.get(r.read(reg::QERR)), cause(QerrCause::DB_LAP));
+  set_bits(m.sq_ci, 0, 15, 0);
 
   // Misaligned ring base, then misaligned CQ base (checked at the doorbell).
-  r.write(reg::SQ_SIZE, 4);
-  r.write(reg::SQ_BASE_LO, 0x1020);
-  r.write(reg::SQ_PUSH_DB, 1);
-  r.settle();
-  EXPECT_EQ(m.sq_pi, 0u);
-  EXPECT_FALSE(m.push_armed);
-  EXPECT_EQ(q::SQ.get(r.read(reg::QERR)), cause(QerrCause::RING_ALIGN));
-  r.write(reg::SQ_BASE_LO, 0x1040);
+  r.write(reg::sq_size(0), 4);
+  r.write(reg::sq_base_lo(0), 0x1020);
+  r.write(reg::SQ_PUSH_DB, db_value(0, 1));
+  EXPECT_EQ(sq0_pi(), 0u);
+  EXPECT_FALSE(sq0_armed());
+  EXPECT_EQ(q::SQ0.get(r.read(reg::QERR)), cause(QerrCause::RING_ALIGN));
+  r.write(reg::sq_base_lo(0), 0x1040);
   r.write(reg::CQ_BASE_LO, 0x2010);
-  r.write(reg::SQ_SIZE, 4);
-  r.write(reg::SQ_DB, 1);
-  EXPECT_EQ(q::SQ.get(r.read(reg::QERR)), cause(QerrCause::CQ_ALIGN));
+  r.write(reg::sq_size(0), 4);
+  r.write(reg::SQ_DB, db_value(0, 1));
+  EXPECT_EQ(q::SQ0.get(r.read(reg::QERR)), cause(QerrCause::CQ_ALIGN));
   r.write(reg::CQ_BASE_LO, 0x2020);  // 32-byte aligned is enough for CQEs
-  r.write(reg::SQ_SIZE, 4);
-  r.write(reg::SQ_PUSH_DB, 1);
-  r.settle();
-  EXPECT_EQ(m.sq_pi, 1u);
-  EXPECT_TRUE(m.push_armed);
+  r.write(reg::sq_size(0), 4);
+  r.write(reg::SQ_PUSH_DB, db_value(0, 1));
+  EXPECT_EQ(sq0_pi(), 1u);
+  EXPECT_TRUE(sq0_armed());
   EXPECT_EQ(r.read(reg::QERR), 0u);
 
   // The CQP's own checks, its own field; the SQ is untouched.
@@ -420,7 +652,7 @@ TEST(AxilRegs, BadDoorbellsLatchQerrUntilSizeWrite) {
   r.settle();
   EXPECT_EQ(m.cqp_pi, 1u);
   EXPECT_EQ(q::CQP.get(r.read(reg::QERR)), cause(QerrCause::DB_LAP));
-  EXPECT_EQ(q::SQ.get(r.read(reg::QERR)), 0u);
+  EXPECT_EQ(q::SQ0.get(r.read(reg::QERR)), 0u);
   r.write(reg::CQP_SIZE, 4);
   m.cqp_ci = 0;
   r.write(reg::CCQ_BASE_LO, 0x4008);
@@ -441,6 +673,91 @@ TEST(AxilRegs, BadDoorbellsLatchQerrUntilSizeWrite) {
   m.rst = 0;
   r.tick();
   EXPECT_EQ(r.read(reg::QERR), 0u);
+}
+
+// Each SQ has its own QERR field (SQn at bits 4n+3:4n, CQP at 19:16), checked against its own
+// size, PI, CI and base (and the shared CQ base): an SQ in error ignores its doorbells while
+// the others keep taking theirs; its SQ_SIZE write clears its cause only. A doorbell naming an
+// SQ >= NUM_SQ is counted in STAT_SQ_DB_BAD, not a queue error.
+TEST(AxilRegs, QerrPerSq) {
+  using bouncer::regs::QerrCause;
+  namespace q = field::QERR;
+  auto cause = [](QerrCause c) { return static_cast<uint32_t>(c); };
+  Regs r;
+  auto pi = [&](unsigned n) {
+    r.settle();
+    return bits(r.dut().sq_pi, 15 * n, 15);
+  };
+  r.write(reg::CQ_BASE_LO, 0x2000);
+  for (unsigned n = 0; n < 4; ++n) {
+    r.write(reg::sq_base_lo(n), 0x1000 * (n + 1));
+    r.write(reg::sq_size(n), 2 + n);  // 4, 8, 16, 32 entries
+  }
+  // SQ 1 (8 entries): index 8 is out of range there; 8 is fine for SQ 2 (16 entries)
+  r.write(reg::SQ_DB, db_value(1, 8));
+  r.write(reg::SQ_DB, db_value(2, 8));
+  EXPECT_EQ(r.read(reg::QERR), cause(QerrCause::DB_RANGE) << q::SQ1.lsb);
+  EXPECT_EQ(pi(1), 0u);
+  EXPECT_EQ(pi(2), 8u);
+  r.dbs_.clear();
+  r.write(reg::SQ_DB, db_value(1, 1));  // SQ 1 stays deaf
+  r.write(reg::SQ_DB, db_value(0, 3));  // the others go on
+  r.write(reg::SQ_PUSH_DB, db_value(3, 20));
+  ASSERT_EQ(r.dbs_.size(), 2u);
+  EXPECT_EQ(r.dbs_[0], (Db{0, false, 3}));
+  EXPECT_EQ(r.dbs_[1], (Db{3, true, 20}));
+  EXPECT_EQ(pi(1), 0u);
+  // SQ 3 laps its consumer (20 pending, then 2): DB_LAP in SQ3 only, its push disarmed
+  set_bits(r.dut().sq_ci, 15 * 3, 15, 0);
+  r.write(reg::SQ_PUSH_DB, db_value(3, 2));
+  r.settle();
+  EXPECT_EQ(r.dut().push_armed & 0b1000u, 0u);
+  EXPECT_EQ(pi(3), 20u);
+  uint32_t v = r.read(reg::QERR);
+  EXPECT_EQ(q::SQ0.get(v), 0u);
+  EXPECT_EQ(q::SQ1.get(v), cause(QerrCause::DB_RANGE));
+  EXPECT_EQ(q::SQ2.get(v), 0u);
+  EXPECT_EQ(q::SQ3.get(v), cause(QerrCause::DB_LAP));
+  EXPECT_EQ(q::CQP.get(v), 0u);
+  // SQ 2's own base misaligned: RING_ALIGN for SQ 2 only
+  r.write(reg::sq_base_lo(2), 0x3008);
+  r.write(reg::SQ_DB, db_value(2, 9));
+  set_bits(r.dut().sq_ci, 0, 15, 3);  // the engine took SQ 0's 3 WQEs
+  r.write(reg::SQ_DB, db_value(0, 1));
+  EXPECT_EQ(q::SQ2.get(r.read(reg::QERR)), cause(QerrCause::RING_ALIGN));
+  EXPECT_EQ(q::SQ0.get(r.read(reg::QERR)), 0u);
+  EXPECT_EQ(pi(2), 8u);
+  EXPECT_EQ(pi(0), 1u);
+  // SQ_SIZE of SQ 1 clears SQ1 alone
+  r.write(reg::sq_size(1), 3);
+  v = r.read(reg::QERR);
+  EXPECT_EQ(q::SQ1.get(v), 0u);
+  EXPECT_EQ(q::SQ2.get(v), cause(QerrCause::RING_ALIGN));
+  EXPECT_EQ(q::SQ3.get(v), cause(QerrCause::DB_LAP));
+  r.write(reg::SQ_DB, db_value(1, 5));
+  EXPECT_EQ(pi(1), 5u);
+  // the shared CQ base, misaligned, is checked at each SQ's doorbell: only the SQ rung fails
+  r.write(reg::CQ_BASE_LO, 0x2010);
+  r.write(reg::SQ_DB, db_value(0, 2));
+  v = r.read(reg::QERR);
+  EXPECT_EQ(q::SQ0.get(v), cause(QerrCause::CQ_ALIGN));
+  EXPECT_EQ(q::SQ1.get(v), 0u);
+  // a doorbell for an SQ the build does not have: counted, no QERR field changes
+  const uint32_t before = r.read(reg::QERR);
+  r.write(reg::SQ_DB, db_value(4, 99));
+  EXPECT_EQ(r.read(reg::QERR), before);
+  EXPECT_EQ(r.read(reg::STAT_SQ_DB_BAD), 1u);
+  r.write(reg::CQ_BASE_LO, 0x2000);
+  for (unsigned n = 0; n < 4; ++n) r.write(reg::sq_size(n), 2 + n);
+  EXPECT_EQ(r.read(reg::QERR), 0u);
+
+  // NUM_SQ = 1: the fields of SQ 1..3 stay 0, a doorbell to SQ 1 is a bad-SQ doorbell
+  Regs1 r1;
+  r1.write(reg::SQ_DB, db_value(1, 100));
+  EXPECT_EQ(r1.read(reg::QERR), 0u);
+  EXPECT_EQ(r1.read(reg::STAT_SQ_DB_BAD), 1u);
+  r1.write(reg::SQ_DB, db_value(0, 100));  // 4 entries
+  EXPECT_EQ(r1.read(reg::QERR), cause(QerrCause::DB_RANGE));
 }
 
 }  // namespace

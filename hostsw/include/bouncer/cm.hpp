@@ -26,6 +26,9 @@
 namespace bouncer {
 
 struct RejectOptions {
+  /// Which reject SQ (< DeviceConfig::num_sq): threads posting to different SQs do not
+  /// contend for ring slots. The completion names it (Completion::sq).
+  unsigned sq = 0;
   bool push = false;         // post through the push page (needs CAPS.PUSH)
   bool allow_inline = true;  // PD of at most 32 bytes goes inline in the WQE
   /// What follows the reject on the wire. DEFAULT: the listener's policy (for a
@@ -203,8 +206,8 @@ class Cm {
   /// returns the first error.
   Result<Completion> reject(uint32_t cm_id, std::span<const std::byte> pd, RejectOptions opts = {});
 
-  /// Non-blocking reject for pipelined use: same validation, returns the wqe_idx. Collect
-  /// the completion with poll() or wait(). opts.timeout_cycles is not used.
+  /// Non-blocking reject for pipelined use: same validation, returns the wqe_idx within SQ
+  /// opts.sq. Collect the completion with poll() or wait(). opts.timeout_cycles is not used.
   Result<uint16_t> post_reject(uint32_t cm_id, std::span<const std::byte> pd,
                                const RejectOptions& opts = {});
   /// Next SQ completion, if any (Device::poll_cq). Completions of the driver's internal
@@ -213,7 +216,11 @@ class Cm {
   /// Waits for the completion of wqe_idx (others are kept for poll()). Like reject(), it
   /// keeps the AEQ drained meanwhile (the hardware's CM engine, which sends the reject, waits
   /// while the AEQ is full); events read then are handed out by poll_event() in order.
-  Result<Completion> wait(uint16_t wqe_idx, uint64_t timeout_cycles);
+  Result<Completion> wait(unsigned sq, uint16_t wqe_idx, uint64_t timeout_cycles);
+  /// SQ 0.
+  Result<Completion> wait(uint16_t wqe_idx, uint64_t timeout_cycles) {
+    return wait(0u, wqe_idx, timeout_cycles);
+  }
 
  private:
   struct Node {
@@ -248,8 +255,9 @@ class Cm {
   void on_terminal(uint32_t cm_id, regs::AeqEvent code);
   /// Updates the node a completion belongs to; true when it is internal (not handed out).
   bool on_completion(const Completion& c);
-  void cleanup(uint32_t cm_id, Node& n);
-  Result<Completion> wait_draining(uint16_t wqe_idx, uint64_t timeout_cycles);
+  void cleanup(uint32_t cm_id, Node& n, unsigned sq);
+  Result<Completion> wait_draining(unsigned sq, uint16_t wqe_idx, uint64_t timeout_cycles);
+  static uint32_t wqe_key(unsigned sq, uint16_t wqe_idx) { return sq << 16 | wqe_idx; }
   void drain_aeq();
   void count_terminal(uint32_t cm_id, regs::AeqEvent code);
   Node* node(uint32_t cm_id);
@@ -257,11 +265,12 @@ class Cm {
   Device& dev_;
   std::unordered_map<uint32_t, CmContext> shadow_;     // driver's copy of what it wrote/read
   std::unordered_map<uint32_t, Node> nodes_;           // passive-CM cm_ids (absent: kFree)
-  std::map<uint16_t, std::deque<Inflight>> inflight_;  // wqe_idx -> node rejects in flight
+  std::map<uint32_t, std::deque<Inflight>> inflight_;  // wqe_key -> node rejects in flight
   std::array<std::optional<Listener>, regs::kNumListeners> listeners_;
   std::deque<Event> ready_;  // events read off the AEQ while waiting for a completion
   std::function<void(uint32_t, regs::AeqEvent)> terminal_observer_;
-  std::optional<uint16_t> pending_cleanup_;  // wqe_idx of the cleanup cleanup() just posted
+  std::optional<std::pair<unsigned, uint16_t>> pending_cleanup_;  // (sq, wqe_idx) of the
+                                                                  // cleanup just posted
   CmStats stats_;
 };
 

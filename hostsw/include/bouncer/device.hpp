@@ -5,6 +5,7 @@
 // control queue, irdma_uk_* post + doorbell/push for the SQ, irdma_uk_cq_poll_cmpl for CQEs.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -51,7 +52,10 @@ struct TcpConfig {
 };
 
 struct DeviceConfig {
-  uint32_t sq_entries = 64;  // powers of two in [4, 32768]; cq >= sq, ccq >= cqp
+  /// Reject SQs the Device programs and uses: 1 .. CAPS.NUM_SQ (else open() fails with
+  /// kInvalidArgument). Each has sq_entries slots and its own PD buffers; they share the CQ.
+  unsigned num_sq = 1;
+  uint32_t sq_entries = 64;  // powers of two in [4, 32768], per SQ; cq >= sq, ccq >= cqp
   uint32_t cq_entries = 64;
   uint32_t cqp_entries = 16;
   uint32_t ccq_entries = 16;
@@ -81,7 +85,7 @@ struct Caps {
   unsigned data_bytes = 0;  // TX stream width in bytes
   unsigned ctx_log2 = 0;
   uint32_t ctx_depth = 0;  // 1 << ctx_log2: valid cm_ids are [0, ctx_depth)
-  unsigned num_sq = 0;
+  unsigned num_sq = 0;     // reject SQs of the build (CAPS.NUM_SQ)
   bool push = false;       // push page present
   bool inline_pd = false;  // inline private data supported
   unsigned num_listeners = regs::kNumListeners;
@@ -109,7 +113,7 @@ constexpr uint64_t probe_cycle64(uint32_t stamp, uint64_t now) {
   return now - static_cast<uint32_t>(static_cast<uint32_t>(now) - stamp);
 }
 
-/// Bytes of driver-owned PD buffer per SQ slot (slot i at pd_pool + i * kPdSlotBytes).
+/// Bytes of driver-owned PD buffer per SQ slot (pd_slot_addr()).
 inline constexpr size_t kPdSlotBytes = regs::kMpaPdMax;
 
 /// One MPA_REJECT SQ WQE, before it is written. The PD is copied by post_reject() (inline or
@@ -122,8 +126,9 @@ inline constexpr size_t kPdSlotBytes = regs::kMpaPdMax;
 /// host-written-context path). PD of at most 32 bytes goes inline either way.
 struct RejectWqe {
   uint32_t cm_id = 0;
+  unsigned sq = 0;                // which SQ (< DeviceConfig::num_sq)
   std::span<const std::byte> pd;  // at most kPdSlotBytes
-  bool push = false;              // also write the WQE to the push page, ring SQ_PUSH_DB
+  bool push = false;              // also write the WQE to the SQ's push page, ring SQ_PUSH_DB
   bool allow_inline = true;       // inline when pd.size() <= 32 and CAPS.INLINE
   bool pd_area = false;           // PD_ADDR = the cm_id's PD-area slot (see above)
   /// FIN_POLICY of the WQE. DEFAULT: the listener's (or the context's).
@@ -144,7 +149,8 @@ struct RejectWqe {
 
 /// One SQ completion, decoded (regs cqe) plus what the driver knows about the WQE.
 struct Completion {
-  uint16_t wqe_idx = 0;
+  uint8_t sq = 0;        // the SQ the WQE was posted to (CQE SQ_IDX)
+  uint16_t wqe_idx = 0;  // index within that SQ
   uint32_t cm_id = 0;
   uint64_t wr_id = 0;
   uint16_t major = 0;  // regs::CqMajor
@@ -156,7 +162,7 @@ struct Completion {
   uint16_t frame_len = 0;
   uint32_t tcp_seq = 0;
   bool push = false;        // the driver posted this WQE in push mode
-  bool unexpected = false;  // the CQE named a wqe_idx with nothing outstanding (dup/unknown)
+  bool unexpected = false;  // the CQE named an (sq, wqe_idx) with nothing outstanding
 
   bool ok() const { return !error && major == 0 && !unexpected; }
   /// "ok", "CTX/NO_CONTEXT (0x0200/0x0012)", or "unexpected CQE ...".
@@ -235,7 +241,7 @@ struct DeviceStats {
   uint64_t sq_completed = 0;
   uint64_t sq_errors = 0;
   uint64_t push_dropped = 0;     // completions with PSHDROP
-  uint64_t unexpected_cqes = 0;  // SQ CQEs for a wqe_idx with nothing outstanding
+  uint64_t unexpected_cqes = 0;  // SQ CQEs for an (sq, wqe_idx) with nothing outstanding
   uint64_t cqp_ops = 0;
   uint64_t cqp_errors = 0;
   uint64_t unexpected_ccqes = 0;  // CCQEs that matched no outstanding control WQE
@@ -256,14 +262,15 @@ std::string cq_status_name(uint16_t major, uint16_t minor);
 /// while it polls (it is bounded by its timeout), so other threads queue behind it. The
 /// accessors returning references (stats(), sq(), cq(), aeq(), config()) and the destructor
 /// are not synchronised: read them when no other thread is using the Device. Completions are
-/// per WQE: a thread should wait on the wqe_idx it posted (wait_completion() hands out
-/// whichever completion comes next, whoever posted it).
+/// per WQE, named by (sq, wqe_idx): a thread should wait on the WQE it posted (wait_completion()
+/// hands out whichever completion comes next, whoever posted it). Threads may post to the same
+/// SQ or to different SQs; the SQs share the mutex (one doorbell register, one CQ).
 class Device {
  public:
   /// Checks ID and VERSION, reads CAPS, stops the engines (CTRL = 0), allocates and
-  /// programs the four rings, the event ring (AEQ) and the PD area (2**CTX_LOG2 slots of
-  /// 512 bytes), zeroes CQ_HEAD/CCQ_HEAD/AEQ_HEAD, writes ISN_KEY (and the timer and TCP
-  /// settings when given) and enables (CTRL.ENABLE = 1) last. It does not wait for
+  /// programs the rings (num_sq SQs, CQ, CQP, CCQ), the event ring (AEQ) and the PD area
+  /// (2**CTX_LOG2 slots of 512 bytes), zeroes CQ_HEAD/CCQ_HEAD/AEQ_HEAD, writes ISN_KEY (and the
+  /// timer and TCP settings when given) and enables (CTRL.ENABLE = 1) last. It does not wait for
   /// STATUS.CM_READY (the engines do; see wait_cm_ready). `hal` must outlive the Device.
   static Result<std::unique_ptr<Device>> open(hal::Device& hal, DeviceConfig cfg = {});
   /// Writes CTRL = 0 and waits (bounded) for the engines to go idle before freeing memory.
@@ -335,52 +342,71 @@ class Device {
   std::span<const std::byte> pd_area_slot(uint32_t cm_id) const;
 
   // ---- SQ
-  /// Writes one MPA_REJECT WQE and rings the doorbell (or the push page + push doorbell).
-  /// Returns the wqe_idx; exactly one completion follows. kRingFull when no slot is free.
+  /// Writes one MPA_REJECT WQE to SQ wqe.sq and rings the doorbell (or the push page + push
+  /// doorbell). Returns the wqe_idx within that SQ; exactly one completion follows, with
+  /// Completion::sq = wqe.sq. kRingFull when that SQ has no free slot (the others may);
+  /// kInvalidArgument when wqe.sq >= num_sq.
   Result<uint16_t> post_reject(const RejectWqe& wqe);
-  /// An SQ NOP (completes with success, sends nothing).
-  Result<uint16_t> post_nop(uint64_t wr_id = 0, bool push = false);
+  /// An SQ NOP (completes with success, sends nothing) on SQ `sq`.
+  Result<uint16_t> post_nop(uint64_t wr_id = 0, bool push = false, unsigned sq = 0);
   /// The next completion, or nullopt. Consumes the CQE and writes CQ_HEAD.
   std::optional<Completion> poll_cq();
   /// poll_cq() until something arrives; kTimeout after `timeout_cycles`.
   Result<Completion> wait_completion(uint64_t timeout_cycles);
-  /// Waits for the completion of one wqe_idx; completions of other WQEs seen meanwhile are
-  /// kept and handed out by later poll_cq()/wait_completion() calls, in order.
-  Result<Completion> wait_completion_for(uint16_t wqe_idx, uint64_t timeout_cycles);
-  /// One look for the completion of wqe_idx (nullopt: not yet), keeping the others as
-  /// wait_completion_for() does. kInvalidArgument if nothing is outstanding at wqe_idx.
-  Result<std::optional<Completion>> poll_completion_for(uint16_t wqe_idx);
-  /// The kTimeout error wait_completion_for() returns (reads SQ_CI and CQ_TAIL).
-  Error completion_timeout(uint16_t wqe_idx, uint64_t timeout_cycles);
-  /// SQ WQEs posted whose completion has not been polled yet.
+  /// Waits for the completion of one WQE (SQ `sq`, wqe_idx); completions of other WQEs seen
+  /// meanwhile are kept and handed out by later poll_cq()/wait_completion() calls, in order.
+  Result<Completion> wait_completion_for(unsigned sq, uint16_t wqe_idx, uint64_t timeout_cycles);
+  /// SQ 0.
+  Result<Completion> wait_completion_for(uint16_t wqe_idx, uint64_t timeout_cycles) {
+    return wait_completion_for(0u, wqe_idx, timeout_cycles);
+  }
+  /// One look for the completion of (sq, wqe_idx) (nullopt: not yet), keeping the others as
+  /// wait_completion_for() does. kInvalidArgument if nothing is outstanding there.
+  Result<std::optional<Completion>> poll_completion_for(unsigned sq, uint16_t wqe_idx);
+  Result<std::optional<Completion>> poll_completion_for(uint16_t wqe_idx) {
+    return poll_completion_for(0u, wqe_idx);
+  }
+  /// The kTimeout error wait_completion_for() returns (reads the SQ's CI and CQ_TAIL).
+  Error completion_timeout(unsigned sq, uint16_t wqe_idx, uint64_t timeout_cycles);
+  Error completion_timeout(uint16_t wqe_idx, uint64_t timeout_cycles) {
+    return completion_timeout(0u, wqe_idx, timeout_cycles);
+  }
+  /// SQ WQEs posted whose completion has not been polled yet, all SQs / one SQ.
   uint32_t sq_outstanding() const { return sq_outstanding_; }
+  uint32_t sq_outstanding(unsigned sq) const;
+  /// SQs in use (DeviceConfig::num_sq).
+  unsigned num_sq() const { return static_cast<unsigned>(sqs_.size()); }
 
   // ---- queue errors (QERR; irdma's queue-error state). The driver itself never rings a bad
   // doorbell; a ring gets there only through raw register writes or memory corruption.
+  // Each SQ has its own queue-error state: the others keep working.
   struct QueueError {
-    uint8_t sq = 0;   // regs::QerrCause
-    uint8_t cqp = 0;  // regs::QerrCause
-    bool any() const { return sq != 0 || cqp != 0; }
+    std::array<uint8_t, regs::kNumSqMax> sq{};  // regs::QerrCause of SQ n (QERR.SQn)
+    uint8_t cqp = 0;                            // regs::QerrCause (QERR.CQP)
+    bool any() const {
+      return cqp != 0 || std::any_of(sq.begin(), sq.end(), [](uint8_t c) { return c != 0; });
+    }
   };
-  /// Reads QERR.
+  /// Reads QERR (all ones, no device answering, reads as no error).
   QueueError queue_error();
-  /// Resets the SQ after a queue error (or at any time with nothing in flight): waits for
-  /// STATUS.SQ_BUSY to clear (kTimeout after cqp_timeout_cycles), writes SQ_SIZE (the
-  /// hardware goes back to index 0, polarity 1, and clears QERR.SQ), zeroes the ring, and
-  /// completes every WQE still outstanding with DRV/FLUSHED, handed out by poll_cq() and the
-  /// waits like any completion. Returns how many were flushed.
-  Result<uint32_t> reset_sq();
+  /// Resets SQ `sq` after a queue error (or at any time with nothing in flight on it): waits
+  /// for STATUS.SQ_BUSY to clear (kTimeout after cqp_timeout_cycles), writes that SQ's SQ_SIZE
+  /// (the hardware takes it back to index 0, polarity 1, and clears QERR.SQn; the other SQs
+  /// are not touched), zeroes the ring, and completes every WQE still outstanding on it with
+  /// DRV/FLUSHED (Completion::sq = sq), handed out by poll_cq() and the waits like any
+  /// completion. Returns how many were flushed. kInvalidArgument when sq >= num_sq.
+  Result<uint32_t> reset_sq(unsigned sq = 0);
   /// The same for the CQP: clears QERR.CQP, zeroes the ring. Commands are synchronous, so
   /// nothing is outstanding to flush.
   Result<void> reset_cqp();
 
   // ---- introspection (tests, diagnostics)
-  const queues::SqRing& sq() const { return sq_; }
+  const queues::SqRing& sq(unsigned n = 0) const { return sqs_.at(n).ring; }
   const queues::CqRing& cq() const { return cq_; }
   const queues::SqRing& cqp() const { return cqp_; }
   const queues::CqRing& ccq() const { return ccq_; }
-  /// Device address of SQ slot i's PD buffer.
-  uint64_t pd_slot_addr(uint16_t wqe_idx) const;
+  /// Device address of the PD buffer of slot wqe_idx of SQ `sq`.
+  uint64_t pd_slot_addr(uint16_t wqe_idx, unsigned sq = 0) const;
 
   // ---- latency probes (CAPS.PROBES; Errc::kState when this build has none). Plain register
   // accesses, so they work the same over every HAL backend (co-simulation, XRT).
@@ -393,8 +419,10 @@ class Device {
   Result<std::vector<ProbeRecord>> read_probes(size_t max = 1u << 20);
 
  private:
-  /// kQueueError naming QERR.SQ's cause, or nullopt (one register read).
-  std::optional<Error> sq_queue_error();
+  /// kQueueError naming SQ `sq` and its QERR.SQn cause, or nullopt (one register read).
+  std::optional<Error> sq_queue_error(unsigned sq);
+  /// The same for the first SQ in use that is in queue error.
+  std::optional<Error> any_sq_queue_error();
   // An SQ slot is reserved from post until its completion has been handed to a caller: a
   // completion reaped by one thread and stashed for another keeps its wqe_idx (and its PD
   // pool buffer) until that thread collects it, so no later WQE can take the same index.
@@ -415,7 +443,7 @@ class Device {
   };
 
   struct Parts {
-    queues::SqRing sq;
+    std::vector<queues::SqRing> sqs;
     queues::CqRing cq;
     queues::SqRing cqp;
     queues::CqRing ccq;
@@ -427,11 +455,19 @@ class Device {
 
   Device(hal::Device& hal, DeviceConfig cfg, Caps caps, Parts parts);
 
-  void publish_sq(queues::WqeSlot slot, std::span<const std::byte> image, bool push, uint64_t wr_id,
-                  uint32_t cm_id);
+  /// One reject SQ: its ring, what the driver knows of each slot, its outstanding count.
+  struct Sq {
+    queues::SqRing ring;
+    std::vector<SqSlot> slots;
+    uint32_t outstanding = 0;
+  };
+
+  void publish_sq(unsigned sq, queues::WqeSlot slot, std::span<const std::byte> image, bool push,
+                  uint64_t wr_id, uint32_t cm_id);
   std::optional<Completion> reap_one();
-  // The slot at the SQ head if it is free (not held by an uncollected completion).
-  std::optional<queues::WqeSlot> next_sq_slot();
+  // The slot at SQ `sq`'s head if it is free (not held by an uncollected completion), else
+  // kRingFull; kInvalidArgument when sq >= num_sq.
+  Result<queues::WqeSlot> next_sq_slot(unsigned sq);
   // QERR, or 0 when the read returns all ones (no device answering).
   uint32_t read_qerr();
   // Releases the slot of a completion given to a caller and moves the SQ tail past it.
@@ -449,11 +485,11 @@ class Device {
   DeviceConfig cfg_;
   Caps caps_;
   DeviceStats stats_;
-  queues::SqRing sq_;
+  std::vector<Sq> sqs_;
   queues::CqRing cq_;
   queues::SqRing cqp_;
   queues::CqRing ccq_;
-  std::unique_ptr<hal::DmaBuffer> pd_pool_;   // sq_entries * kPdSlotBytes
+  std::unique_ptr<hal::DmaBuffer> pd_pool_;   // num_sq * sq_entries * kPdSlotBytes
   std::unique_ptr<hal::DmaBuffer> ctx_pool_;  // cqp_entries * kCmCtxBytes
   queues::CqRing aeq_;
   std::unique_ptr<hal::DmaBuffer> pd_area_;  // ctx_depth * regs::kPdSlotBytes
@@ -461,7 +497,6 @@ class Device {
   uint32_t aeq_unflushed_ = 0;
   std::array<std::unique_ptr<hal::DmaBuffer>, regs::kNumListeners> tmpl_;
   std::vector<std::unique_ptr<hal::DmaBuffer>> retired_tmpl_;
-  std::vector<SqSlot> sq_slots_;
   std::vector<CqpSlot> cqp_slots_;
   std::deque<Completion> stash_;  // reaped but not handed out yet
   uint32_t sq_outstanding_ = 0;

@@ -40,8 +40,10 @@ inline constexpr uint32_t kPdSlotBytes = 0x200;
 inline constexpr uint32_t kMpaReqMax = 0x214;
 // Listener table entries (index 0..15, chosen by the host).
 inline constexpr uint32_t kNumListeners = 0x10;
-// Byte offset of the push page in the register space (64 bytes: one WQE image).
+// Byte offset of the push page of SQ 0 in the register space (64 bytes: one WQE image); SQ n's page is at PUSH_PAGE_OFFSET + n * 0x40.
 inline constexpr uint32_t kPushPageOffset = 0x1000;
+// Most reject send queues a build can have (CAPS.NUM_SQ is 1..4): the per-SQ register blocks and push pages exist for SQ 0..3.
+inline constexpr uint32_t kNumSqMax = 0x4;
 
 // SQ WQE opcodes (header qword bits 37:32).
 enum class SqOp : uint8_t {
@@ -231,7 +233,7 @@ constexpr const char* name(CmState v) {
 // Why a descriptor ring entered its queue-error state (QERR fields). The ring's doorbells are ignored until the host writes its SIZE register (the ring reset), which clears the cause.
 enum class QerrCause : uint8_t {
   NONE = 0x0,  // No error.
-  DB_RANGE = 0x1,  // A doorbell carried an index at or above the ring size (SQ_DB, SQ_PUSH_DB value - 1, CQP_DB).
+  DB_RANGE = 0x1,  // A doorbell carried an index at or above the ring size (SQ_DB.PI or SQ_PUSH_DB.PI against the size of the SQ it names, CQP_DB).
   DB_LAP = 0x2,  // A doorbell would have reduced the number of posted, unconsumed WQEs: the producer index lapped the consumer.
   RING_ALIGN = 0x3,  // A doorbell arrived while the ring base was not 64-byte aligned.
   CQ_ALIGN = 0x4,  // A doorbell arrived while the ring's completion queue base was not 32-byte aligned.
@@ -345,13 +347,13 @@ constexpr const char* name(CqMinor v) {
 // Latency-probe record stage codes (PROBE_DATA_HI.STAGE). The record's STAMP is the low 32 bits of the cycle counter (CYCLE_LO numbering) at the clock edge at which the event happened; TAG says which connection or WQE it belongs to.
 enum class ProbeStage : uint8_t {
   NONE = 0x0,  // No record: PROBE_DATA_LO was read while the capture FIFO was empty.
-  DOORBELL = 0x1,  // SQ_DB or SQ_PUSH_DB write registered (the edge of the AXI4-Lite write). TAG: bits 14:0 the producer index written, bit 15 set for SQ_PUSH_DB.
-  DESC_AVAIL = 0x2,  // The WQE is in the SQ engine: taken from the push page, or the last beat of its DMA read. TAG: bits 14:0 wqe_idx, bit 15 set when it came from the push page.
+  DOORBELL = 0x1,  // SQ_DB or SQ_PUSH_DB write registered (the edge of the AXI4-Lite write). TAG: bits 14:0 the producer index written, bit 15 set for SQ_PUSH_DB, bits 19:16 the SQ number. A doorbell for an SQ >= CAPS.NUM_SQ gives no record (it is ignored and counted in STAT_SQ_DB_BAD).
+  DESC_AVAIL = 0x2,  // The WQE is in the SQ engine: taken from the push page, or the last beat of its DMA read. TAG: bits 14:0 wqe_idx, bit 15 set when it came from the push page, bits 19:16 the SQ number.
   PD_READY = 0x3,  // The reject builder holds the private data and starts the frame (inline PD, or the last beat of the PD DMA read, is in): its start handshake. TAG: bits 15:0 the peer's TCP port, bit 16 set for a host reject (clear: auto-reject or retransmission).
   REJ_FIRST_HOST = 0x4,  // First beat of a host-requested reject (SQ WQE) leaves the TX port. TAG: the peer's TCP port.
   REJ_FIRST_AUTO = 0x5,  // First beat of a reject the hardware sent on its own (listener auto-reject, or a retransmission) leaves the TX port. TAG: the peer's TCP port.
   REJ_LAST = 0x6,  // The tlast beat of a reject leaves the TX port. TAG: bits 15:0 the peer's TCP port, bit 16 set for a host reject.
-  CQE_WRITTEN = 0x7,  // The SQ completion (CQE) write was handed to host memory (last W beat accepted, AW before it). TAG: wqe_idx.
+  CQE_WRITTEN = 0x7,  // The SQ completion (CQE) write was handed to host memory (last W beat accepted, AW before it). TAG: bits 14:0 wqe_idx, bits 19:16 the SQ number (the CQE's SQ_IDX).
   SYN_IN = 0x8,  // The tlast beat of a SYN (SYN without ACK, valid IPv4/TCP) entered the RX port. TAG: the peer's TCP port (source port).
   SYNACK_FIRST = 0x9,  // First beat of a SYN-ACK leaves the TX port. TAG: the peer's TCP port (destination port).
   MPA_REQ_LAST = 0xA,  // The tlast beat of the segment that completed an MPA request (header and PD_Length bytes) entered the RX port. TAG: the peer's TCP port.
@@ -409,13 +411,8 @@ inline constexpr uint32_t SCRATCH = 0x0018;  // rw
 inline constexpr uint32_t CYCLE_LO = 0x0020;  // ro
 inline constexpr uint32_t CYCLE_HI = 0x0024;  // ro
 inline constexpr uint32_t QERR = 0x0028;  // ro
-inline constexpr uint32_t SQ_BASE_LO = 0x0100;  // rw
-inline constexpr uint32_t SQ_BASE_HI = 0x0104;  // rw
-inline constexpr uint32_t SQ_SIZE = 0x0108;  // rw
 inline constexpr uint32_t SQ_DB = 0x010C;  // wo
 inline constexpr uint32_t SQ_PUSH_DB = 0x0110;  // wo
-inline constexpr uint32_t SQ_CI = 0x0114;  // ro
-inline constexpr uint32_t SQ_PI = 0x0118;  // ro
 inline constexpr uint32_t CQ_BASE_LO = 0x0140;  // rw
 inline constexpr uint32_t CQ_BASE_HI = 0x0144;  // rw
 inline constexpr uint32_t CQ_SIZE = 0x0148;  // rw
@@ -439,6 +436,7 @@ inline constexpr uint32_t STAT_PUSH_USED = 0x0210;  // rc
 inline constexpr uint32_t STAT_PUSH_DROPPED = 0x0214;  // rc
 inline constexpr uint32_t STAT_CQP_WQES = 0x0218;  // rc
 inline constexpr uint32_t STAT_LAST_LATENCY = 0x021C;  // ro
+inline constexpr uint32_t STAT_SQ_DB_BAD = 0x0220;  // rc
 inline constexpr uint32_t AEQ_BASE_LO = 0x0240;  // rw
 inline constexpr uint32_t AEQ_BASE_HI = 0x0244;  // rw
 inline constexpr uint32_t AEQ_SIZE = 0x0248;  // rw
@@ -492,8 +490,37 @@ inline constexpr uint32_t PROBE_STATUS = 0x0404;  // ro
 inline constexpr uint32_t PROBE_LOST = 0x0408;  // rc
 inline constexpr uint32_t PROBE_DATA_LO = 0x040C;  // ro
 inline constexpr uint32_t PROBE_DATA_HI = 0x0410;  // ro
+inline constexpr uint32_t SQ_BASE_LO = 0x0500;  // rw
+inline constexpr uint32_t SQ_BASE_LO_ARRAY = 4;
+inline constexpr uint32_t SQ_BASE_LO_STRIDE = 0x20;
+/// SQ_BASE_LO of instance n (n < SQ_BASE_LO_ARRAY).
+constexpr uint32_t sq_base_lo(uint32_t n) { return SQ_BASE_LO + n * SQ_BASE_LO_STRIDE; }
+inline constexpr uint32_t SQ_BASE_HI = 0x0504;  // rw
+inline constexpr uint32_t SQ_BASE_HI_ARRAY = 4;
+inline constexpr uint32_t SQ_BASE_HI_STRIDE = 0x20;
+/// SQ_BASE_HI of instance n (n < SQ_BASE_HI_ARRAY).
+constexpr uint32_t sq_base_hi(uint32_t n) { return SQ_BASE_HI + n * SQ_BASE_HI_STRIDE; }
+inline constexpr uint32_t SQ_SIZE = 0x0508;  // rw
+inline constexpr uint32_t SQ_SIZE_ARRAY = 4;
+inline constexpr uint32_t SQ_SIZE_STRIDE = 0x20;
+/// SQ_SIZE of instance n (n < SQ_SIZE_ARRAY).
+constexpr uint32_t sq_size(uint32_t n) { return SQ_SIZE + n * SQ_SIZE_STRIDE; }
+inline constexpr uint32_t SQ_CI = 0x050C;  // ro
+inline constexpr uint32_t SQ_CI_ARRAY = 4;
+inline constexpr uint32_t SQ_CI_STRIDE = 0x20;
+/// SQ_CI of instance n (n < SQ_CI_ARRAY).
+constexpr uint32_t sq_ci(uint32_t n) { return SQ_CI + n * SQ_CI_STRIDE; }
+inline constexpr uint32_t SQ_PI = 0x0510;  // ro
+inline constexpr uint32_t SQ_PI_ARRAY = 4;
+inline constexpr uint32_t SQ_PI_STRIDE = 0x20;
+/// SQ_PI of instance n (n < SQ_PI_ARRAY).
+constexpr uint32_t sq_pi(uint32_t n) { return SQ_PI + n * SQ_PI_STRIDE; }
 inline constexpr uint32_t PUSH_PAGE = 0x1000;  // wo
 inline constexpr uint32_t PUSH_PAGE_COUNT = 16;
+inline constexpr uint32_t PUSH_PAGE_ARRAY = 4;
+inline constexpr uint32_t PUSH_PAGE_STRIDE = 0x40;
+/// PUSH_PAGE of instance n (n < PUSH_PAGE_ARRAY).
+constexpr uint32_t push_page(uint32_t n) { return PUSH_PAGE + n * PUSH_PAGE_STRIDE; }
 }  // namespace reg
 
 /// Fields of registers that have them.
@@ -525,9 +552,20 @@ inline constexpr RegField AEQ_FULL{5, 1};
 inline constexpr RegField CM_READY{6, 1};
 }  // namespace STATUS
 namespace QERR {
-inline constexpr RegField SQ{0, 4};
-inline constexpr RegField CQP{4, 4};
+inline constexpr RegField SQ0{0, 4};
+inline constexpr RegField SQ1{4, 4};
+inline constexpr RegField SQ2{8, 4};
+inline constexpr RegField SQ3{12, 4};
+inline constexpr RegField CQP{16, 4};
 }  // namespace QERR
+namespace SQ_DB {
+inline constexpr RegField PI{0, 15};
+inline constexpr RegField SQ{16, 8};
+}  // namespace SQ_DB
+namespace SQ_PUSH_DB {
+inline constexpr RegField PI{0, 15};
+inline constexpr RegField SQ{16, 8};
+}  // namespace SQ_PUSH_DB
 namespace TCP_CFG {
 inline constexpr RegField MSS{0, 16};
 inline constexpr RegField WSCALE{16, 4};
@@ -601,6 +639,7 @@ namespace cqe {
 inline constexpr size_t kBytes = 32;
 inline constexpr Field LATENCY{0, 0, 32};
 inline constexpr Field FRAME_LEN{0, 32, 16};
+inline constexpr Field SQ_IDX{0, 48, 4};
 inline constexpr Field WR_ID{1, 0, 64};
 inline constexpr Field TCP_SEQ{2, 0, 32};
 inline constexpr Field CM_ID{2, 32, 24};
