@@ -7,18 +7,19 @@
 // bench/bench_report.py merges the output of several.
 //
 //   cosim_bench --width 64|512 --mem-latency N [--pd 0,4,...] [--rev 1,2]
-//               [--paths push,dma_inline,dma_buffer] [--outstanding 1,8,64] [--samples N]
-//               [--fst PATH] [--out FILE]
+//               [--paths push,dma_inline,dma_buffer] [--outstanding 1,8,64] [--sqs 1,4]
+//               [--samples N] [--fst PATH] [--out FILE]
 //   cosim_bench --rx --width 64|512 --mem-latency N [--rev 1,2] [--rx-pd 0,4,...]
 //               [--rx-samples N] [--out FILE]       (the RX-side points only, see below)
 //
 // The host is the real driver (bouncer_driver) on host-written contexts (Cm::write_context,
 // the diagnostic path, so no peer traffic shares the TX port). For each point (path, PD
-// length, rev, outstanding k) it writes `samples` contexts (at least 2k), then posts one
-// reject per context with Cm::post_reject while keeping at most k posted rejects whose CQE
-// is not yet in host memory, advancing the simulation one cycle at a time (and reading the
+// length, rev, outstanding k, SQ count s) it writes `samples` contexts (at least 2k), then
+// posts one reject per context with Cm::post_reject, reject i on SQ i % s (the Device is
+// opened with the largest s of --sqs), while keeping at most k posted rejects whose CQE is
+// not yet in host memory, advancing the simulation one cycle at a time (and reading the
 // probe FIFO while it waits). Stages (cycles, from the probe records of each reject, matched
-// by tag: wqe_idx, producer index, the context's remote port):
+// by tag: SQ and wqe_idx, SQ and producer index, the context's remote port):
 //   doorbell_to_desc        DOORBELL -> DESC_AVAIL (WQE in the SQ engine);
 //   doorbell_to_pd          DOORBELL -> PD_READY (the reject builder has the PD and starts);
 //   doorbell_to_first_beat  DOORBELL -> REJ_FIRST_HOST (first TX beat);
@@ -92,6 +93,7 @@ struct Options {
   std::vector<unsigned> revs{1, 2};
   std::vector<std::string> paths{"push", "dma_inline", "dma_buffer"};
   std::vector<unsigned> outstanding{1, 8, 64};
+  std::vector<unsigned> sqs{1};
   unsigned samples = 64;
   std::vector<unsigned> rx_pds{0, 4, 16, 64, 128, 255};
   unsigned rx_samples = 8;
@@ -136,6 +138,8 @@ Options parse(int argc, char** argv) {
       o.paths = split(val());
     } else if (a == "--outstanding") {
       o.outstanding = split_u(val());
+    } else if (a == "--sqs") {
+      o.sqs = split_u(val());
     } else if (a == "--samples") {
       o.samples = static_cast<unsigned>(std::stoul(val()));
     } else if (a == "--rx") {
@@ -161,7 +165,11 @@ Options parse(int argc, char** argv) {
       throw std::invalid_argument("unknown path " + p);
     }
   }
-  if (o.samples == 0 || o.outstanding.empty()) throw std::invalid_argument("nothing to measure");
+  if (o.samples == 0 || o.outstanding.empty() || o.sqs.empty())
+    throw std::invalid_argument("nothing to measure");
+  for (unsigned q : o.sqs) {
+    if (q == 0 || q > R::kNumSqMax) throw std::invalid_argument("--sqs values are 1..4");
+  }
   return o;
 }
 
@@ -211,9 +219,9 @@ class Bench {
       : o_(o), plat_(plat), hal_(hal), dev_(dev), cm_(cm), out_(out) {}
 
   // One point; false on an error (printed).
-  bool point(const std::string& path, unsigned pd_len, unsigned rev, unsigned k) {
+  bool point(const std::string& path, unsigned pd_len, unsigned rev, unsigned k, unsigned sqs) {
     const unsigned n = std::max(o_.samples, 2 * k);
-    if (n > dev_.caps().ctx_depth || n >= dev_.sq().size()) {
+    if (n > dev_.caps().ctx_depth || (n + sqs - 1) / sqs >= dev_.sq().size()) {
       return fail("too many samples for the context table / SQ");
     }
     std::vector<bouncer::CmContext> ctx(n);
@@ -233,6 +241,7 @@ class Bench {
     const size_t tx0 = plat_.tx_frames().size();
     std::vector<uint64_t> db(n), cqe(n);
     std::vector<uint16_t> idx(n);
+    std::map<uint32_t, unsigned> waiting;  // (sq << 16 | wqe_idx) -> reject, CQE not seen yet
     unsigned posted = 0, seen = 0, drained_at = 0;
     if (!start_probes()) return false;
     const uint64_t deadline =
@@ -247,15 +256,23 @@ class Bench {
       }
       while (posted < n && posted - seen < k) {
         opt.wr_id = posted;
+        opt.sq = posted % sqs;
         auto r = cm_.post_reject(posted, pd[posted], opt);
         if (!r.ok()) return fail("post_reject: " + r.error().message);
         idx[posted] = *r;
         db[posted] = last_write(db_reg);
+        waiting[opt.sq << 16 | *r] = posted;
         ++posted;
       }
       hal_.wait_cycles(1);
       scan_cq([&](uint64_t cycle, std::span<const std::byte> e) {
-        if (seen < n && R::get(e, R::cqe::WQEIDX) == idx[seen]) cqe[seen++] = cycle;
+        const uint32_t key =
+            static_cast<uint32_t>(R::get(e, R::cqe::SQ_IDX) << 16 | R::get(e, R::cqe::WQEIDX));
+        if (auto it = waiting.find(key); it != waiting.end()) {
+          cqe[it->second] = cycle;
+          waiting.erase(it);
+          ++seen;
+        }
       });
       if (hal_.now_cycles() > deadline) return fail("timeout waiting for CQEs");
     }
@@ -277,11 +294,17 @@ class Bench {
     const bool use_probes = probes_lost_ == 0;
     if (!use_probes) ++probe_fallback_;
     std::vector<uint64_t> to_desc(n), to_pd(n), first(n), last(n), to_cqe(n);
-    for (unsigned i = 0; i < n; ++i) {
-      const auto& f = tx[tx0 + i];
-      if (!comp[i].ok() || comp[i].wr_id != i) return fail("completion " + comp[i].status());
+    std::vector<bool> done(n, false);
+    for (unsigned j = 0; j < n; ++j) {
+      // the frames leave in CQE order (one WQE at a time); with several SQs that may differ
+      // from the posting order, so reject i is the one the j-th completion names
+      const auto& f = tx[tx0 + j];
+      const uint64_t i = comp[j].wr_id;
+      if (!comp[j].ok() || i >= n || done[i] || comp[j].sq != i % sqs || comp[j].wqe_idx != idx[i])
+        return fail("completion " + comp[j].status());
+      done[i] = true;
       if (f.bytes != golden_frame(ctx[i], pd[i])) return fail("frame differs from golden");
-      if (opt.push && comp[i].pshdrop) ++pshdrop_;
+      if (opt.push && comp[j].pshdrop) ++pshdrop_;
       // testbench figures
       first[i] = f.first_cycle - db[i];
       last[i] = f.last_cycle - db[i];
@@ -291,14 +314,15 @@ class Bench {
       // is outstanding at a time.
       if (k == 1) {
         ++cqe_lat_total_;
-        if (comp[i].latency_cycles != first[i]) {
-          return fail("CQE LATENCY " + std::to_string(comp[i].latency_cycles) +
+        if (comp[j].latency_cycles != first[i]) {
+          return fail("CQE LATENCY " + std::to_string(comp[j].latency_cycles) +
                       " != testbench doorbell-to-first-beat " + std::to_string(first[i]));
         }
         ++cqe_lat_agree_;
       }
       if (!use_probes) continue;
-      const auto st = pidx.find(idx[i], ctx[i].rem_port, dev_.sq().size());
+      const auto st =
+          pidx.find(static_cast<unsigned>(i % sqs), idx[i], ctx[i].rem_port, dev_.sq().size());
       if (!st) return fail("a probe record is missing for reject " + std::to_string(i));
       const uint64_t d = st->doorbell;
       // cross-check with the testbench (exact: doorbell, first and last beat)
@@ -317,12 +341,12 @@ class Bench {
     }
     const char* src = use_probes ? "probes" : "testbench";
     if (use_probes) {
-      emit_latency("doorbell_to_desc", path, pd_len, rev, k, to_desc, src);
-      emit_latency("doorbell_to_pd", path, pd_len, rev, k, to_pd, src);
+      emit_latency("doorbell_to_desc", path, pd_len, rev, k, to_desc, src, sqs);
+      emit_latency("doorbell_to_pd", path, pd_len, rev, k, to_pd, src, sqs);
     }
-    emit_latency("doorbell_to_first_beat", path, pd_len, rev, k, first, src);
-    emit_latency("doorbell_to_last_beat", path, pd_len, rev, k, last, src);
-    emit_latency("doorbell_to_cqe", path, pd_len, rev, k, to_cqe, src);
+    emit_latency("doorbell_to_first_beat", path, pd_len, rev, k, first, src, sqs);
+    emit_latency("doorbell_to_last_beat", path, pd_len, rev, k, last, src, sqs);
+    emit_latency("doorbell_to_cqe", path, pd_len, rev, k, to_cqe, src, sqs);
     if (k == *std::max_element(o_.outstanding.begin(), o_.outstanding.end())) {
       const unsigned a = n / 4, b = n - 1;
       const double cycles = static_cast<double>(tx[tx0 + b].first_cycle - tx[tx0 + a].first_cycle);
@@ -333,10 +357,11 @@ class Bench {
       std::fprintf(out_,
                    "{\"kind\": \"throughput\", \"pd_len\": %u, \"width\": %u, \"rev\": %u, "
                    "\"frames_per_s\": %.1f, \"ceiling_ratio\": %.6f, \"path\": \"%s\", "
-                   "\"mem_latency\": %llu, \"outstanding\": %u, \"frames\": %u, "
+                   "\"mem_latency\": %llu, \"outstanding\": %u, \"sqs\": %u, \"frames\": %u, "
                    "\"cycles\": %.0f, \"frame_bytes\": %u, \"source\": \"%s\"}\n",
                    pd_len, o_.width, rev, fps, fps / ceil, path.c_str(),
-                   static_cast<unsigned long long>(o_.mem_latency), k, b - a, cycles, bytes, src);
+                   static_cast<unsigned long long>(o_.mem_latency), k, sqs, b - a, cycles, bytes,
+                   src);
     }
     std::fflush(out_);
     return true;
@@ -537,15 +562,16 @@ class Bench {
   }
 
   void emit_latency(const char* stage, const std::string& path, unsigned pd_len, unsigned rev,
-                    unsigned k, const std::vector<uint64_t>& v, const char* source) {
+                    unsigned k, const std::vector<uint64_t>& v, const char* source,
+                    unsigned sqs = 1) {
     const Stats s = stats(v);
     std::fprintf(out_,
                  "{\"kind\": \"latency\", \"stage\": \"%s\", \"path\": \"%s\", \"pd_len\": %u, "
                  "\"rev\": %u, \"width\": %u, \"mem_latency\": %llu, \"outstanding\": %u, "
-                 "\"sqs\": 1, \"min\": %llu, \"median\": %llu, \"p99\": %llu, \"max\": %llu, "
+                 "\"sqs\": %u, \"min\": %llu, \"median\": %llu, \"p99\": %llu, \"max\": %llu, "
                  "\"samples\": %zu, \"source\": \"%s\"}\n",
                  stage, path.c_str(), pd_len, rev, o_.width,
-                 static_cast<unsigned long long>(o_.mem_latency), k,
+                 static_cast<unsigned long long>(o_.mem_latency), k, sqs,
                  static_cast<unsigned long long>(s.min), static_cast<unsigned long long>(s.median),
                  static_cast<unsigned long long>(s.p99), static_cast<unsigned long long>(s.max),
                  v.size(), source);
@@ -596,6 +622,7 @@ extern "C" int sc_main(int argc, char** argv) {
     sim::Platform plat(cfg);
     plat.run([&](bouncer::hal::Device& hal) {
       bouncer::DeviceConfig dc;
+      dc.num_sq = *std::max_element(o.sqs.begin(), o.sqs.end());
       dc.sq_entries = 1024;
       dc.cq_entries = 1024;
       if (o.rx) {  // short timers: connections end (and free their cm_id) quickly
@@ -613,10 +640,6 @@ extern "C" int sc_main(int argc, char** argv) {
         std::fprintf(stderr, "cosim_bench: open: %s\n", dev.error().message.c_str());
         ok = false;
         return;
-      }
-      if ((*dev)->caps().num_sq != 1) {
-        std::fprintf(stderr, "cosim_bench: CAPS.NUM_SQ is %u; this bench drives SQ 0 only\n",
-                     (*dev)->caps().num_sq);
       }
       bouncer::Cm cm(**dev);
       Bench b(o, plat, hal, **dev, cm, out);
@@ -649,11 +672,14 @@ extern "C" int sc_main(int argc, char** argv) {
             if (path == "dma_inline" && pd > R::kInlinePdMax) continue;
             if (rev == 2 && pd + golden::kMpaIrdOrdLen > golden::kMpaPdMax) continue;
             for (unsigned k : o.outstanding) {
-              if (!b.point(path, pd, rev, k)) {
-                std::fprintf(stderr, "cosim_bench: failed at path %s rev %u pd %u outstanding %u\n",
-                             path.c_str(), rev, pd, k);
-                ok = false;
-                return;
+              for (unsigned q : o.sqs) {
+                if (!b.point(path, pd, rev, k, q)) {
+                  std::fprintf(
+                      stderr, "cosim_bench: failed at path %s rev %u pd %u outstanding %u sqs %u\n",
+                      path.c_str(), rev, pd, k, q);
+                  ok = false;
+                  return;
+                }
               }
             }
           }

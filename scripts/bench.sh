@@ -5,7 +5,8 @@
 # then writes out/bench.json, out/bench.csv, out/bench_throughput.csv, out/*.png and
 # docs/perf.md (bench/bench_report.py).
 #   scripts/bench.sh            full sweep (PD 0..512, rev 1/2, 3 paths, memory latency
-#                               0/100/200/500, width 64/512, outstanding 1/8/64)
+#                               0/100/200/500, width 64/512, outstanding 1/8/64; and SQ
+#                               count 4 against 1 for push and dma_buffer at outstanding 8/64)
 #   scripts/bench.sh --quick    reduced sweep, same outputs, a few minutes
 # Options for tests: --tiny (smallest sweep), --bin-dir DIR (prebuilt bench binaries; skips
 # deps and the build), --out DIR, --perf-md FILE, --no-plots.
@@ -41,15 +42,16 @@ fi
 case $mode in
   full)
     widths="64 512" mems="0 100 200 500" pds=0,4,16,64,128,255,512 outs=1,8,64 samples=64
-    sw_time=0.2 rx_pds=0,4,16,64,128,255 rx_samples=8 storm_peers=4000 ;;
+    sw_time=0.2 rx_pds=0,4,16,64,128,255 rx_samples=8 storm_peers=4000
+    sq_mems="0 200" sq_pds=0,64,255 sq_outs=8,64 ;;
   quick)
     widths="64 512" mems="0 200" pds=0,16,64,255,512 outs=1,8,64 samples=16 sw_time=0.05
-    rx_pds=0,64,255 rx_samples=4 storm_peers=1000 ;;
+    rx_pds=0,64,255 rx_samples=4 storm_peers=1000 sq_mems="200" sq_pds=0,64 sq_outs=8,64 ;;
   tiny)
     widths="64 512" mems="200" pds=0,64 outs=1,4 samples=8 sw_time=0.01 rx_pds=0,64 rx_samples=2
-    storm_peers=60 ;;
+    storm_peers=60 sq_mems="200" sq_pds=0 sq_outs=4 ;;
 esac
-sweep="$mode: width {${widths// /,}}, memory latency {${mems// /,}}, PD {$pds}, rev {1,2}, paths push/dma_inline/dma_buffer, outstanding {$outs}, at least $samples samples per point (2 x outstanding when larger); RX side: PD {$rx_pds}, $rx_samples connections per point"
+sweep="$mode: width {${widths// /,}}, memory latency {${mems// /,}}, PD {$pds}, rev {1,2}, paths push/dma_inline/dma_buffer, outstanding {$outs}, SQs 1, at least $samples samples per point (2 x outstanding when larger); SQs 4: paths push/dma_buffer, memory latency {${sq_mems// /,}}, PD {$sq_pds}, outstanding {$sq_outs}; RX side: PD {$rx_pds}, $rx_samples connections per point"
 
 mkdir -p "$out"
 raw=$out/bench_raw
@@ -63,6 +65,10 @@ for w in $widths; do
     cmds+=("$bin/cosim_bench --width $w --mem-latency $m --pd $pds --outstanding $outs --samples $samples --out $raw/cosim_w${w}_m${m}.jsonl")
     # RX side (simulated initiators, auto-reject and host path) from the latency probes
     cmds+=("$bin/cosim_bench --rx --width $w --mem-latency $m --rx-pd $rx_pds --rx-samples $rx_samples --out $raw/cosim_rx_w${w}_m${m}.jsonl")
+  done
+  # SQ count 4 (the sqs-1 twins of these points are in the main sweep above)
+  for m in $sq_mems; do
+    cmds+=("$bin/cosim_bench --width $w --mem-latency $m --paths push,dma_buffer --pd $sq_pds --outstanding $sq_outs --sqs 4 --samples $samples --out $raw/cosim_sq4_w${w}_m${m}.jsonl")
   done
 done
 # tracing on: one small point set at 64 bits for the simulation-speed comparison

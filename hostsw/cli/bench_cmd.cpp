@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <exception>
 #include <fstream>
 #include <sstream>
@@ -49,6 +50,9 @@ void add_bench_options(CLI::App& app, BenchOptions& o, bool sim) {
   app.add_option("--rev", o.rev, "MPA revisions of the requests (1,2)")->capture_default_str();
   app.add_option("--outstanding", o.outstanding, "rejects in flight at once (comma-separated)")
       ->capture_default_str();
+  app.add_option("--sqs", o.sqs,
+                 "SQ counts the rejects are spread over, round-robin (comma-separated, 1..4)")
+      ->capture_default_str();
   app.add_option("--samples", o.samples, "rejects per point (at least 2 x outstanding)")
       ->check(CLI::Range(1u, 4096u))
       ->capture_default_str();
@@ -84,6 +88,12 @@ ProbeBenchConfig bench_config(const BenchOptions& o) {
   for (unsigned k : c.outstanding) {
     if (k == 0) throw CLI::ValidationError("--outstanding", "at least 1");
   }
+  c.sqs = split_u(o.sqs, "--sqs");
+  for (unsigned s : c.sqs) {
+    if (s == 0 || s > regs::kNumSqMax) {
+      throw CLI::ValidationError("--sqs", fmt::format("SQ count 1..{}", regs::kNumSqMax));
+    }
+  }
   c.samples = o.samples;
   c.loopback = o.loopback;
   return c;
@@ -100,11 +110,12 @@ int run_bench_on(Device& dev, const BenchOptions& o, const ProbeBenchConfig& cfg
     fmt::print(stderr, "{}: {}\n", who, recs.error().message);
     return 1;
   }
-  fmt::print("{:<24} {:<10} {:>4} {:>3} {:>3} {:>6} {:>6} {:>6} {:>6}  (cycles, from the probes)\n",
-             "stage", "path", "pd", "rev", "out", "min", "median", "p99", "max");
+  fmt::print(
+      "{:<24} {:<10} {:>4} {:>3} {:>3} {:>3} {:>6} {:>6} {:>6} {:>6}  (cycles, from the probes)\n",
+      "stage", "path", "pd", "rev", "out", "sqs", "min", "median", "p99", "max");
   for (const auto& r : *recs) {
-    fmt::print("{:<24} {:<10} {:>4} {:>3} {:>3} {:>6} {:>6} {:>6} {:>6}\n", r.stage, r.path,
-               r.pd_len, r.rev, r.outstanding, r.min, r.median, r.p99, r.max);
+    fmt::print("{:<24} {:<10} {:>4} {:>3} {:>3} {:>3} {:>6} {:>6} {:>6} {:>6}\n", r.stage, r.path,
+               r.pd_len, r.rev, r.outstanding, r.sqs, r.min, r.median, r.p99, r.max);
   }
   if (!o.out.empty()) {
     std::ofstream f(o.out);
@@ -134,7 +145,9 @@ int run_sim_bench(const BenchOptions& o) {
   try {
     sim::Platform platform(pc);
     platform.run([&](hal::Device& hal) {
-      auto dev = Device::open(hal);
+      DeviceConfig dc;
+      dc.num_sq = *std::max_element(cfg.sqs.begin(), cfg.sqs.end());
+      auto dev = Device::open(hal, dc);
       if (!dev) {
         fmt::print(stderr, "bouncer bench: open: {}\n", dev.error().message);
         rc = 1;

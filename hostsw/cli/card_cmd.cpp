@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -88,7 +89,9 @@ int run_bench(const CardOptions& o) {
   if (!xrt) return kExitCannotRun;
   int rc = 0;
   {
-    auto dev = Device::open(*xrt);
+    DeviceConfig dc;
+    dc.num_sq = *std::max_element(cfg.sqs.begin(), cfg.sqs.end());
+    auto dev = Device::open(*xrt, dc);
     if (!dev) {
       fmt::print(stderr, "bouncer card bench: {}\n", dev.error().message);
       rc = kExitCannotRun;

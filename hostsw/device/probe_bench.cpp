@@ -32,12 +32,17 @@ class ProbeBench {
       : dev_(dev), cm_(cm), hal_(dev.hal()), cfg_(cfg) {}
 
   Result<void> point(const std::string& path, unsigned pd_len, unsigned rev, unsigned k,
-                     std::vector<ProbeLatency>& out) {
+                     unsigned sqs, std::vector<ProbeLatency>& out) {
     const unsigned n = std::max(cfg_.samples, 2 * k);
-    if (n > dev_.caps().ctx_depth || n >= dev_.sq().size()) {
+    if (sqs == 0 || sqs > dev_.num_sq()) {
+      return Error{
+          Errc::kInvalidArgument,
+          fmt::format("{} SQs asked for; the device was opened with {}", sqs, dev_.num_sq())};
+    }
+    if (n > dev_.caps().ctx_depth || (n + sqs - 1) / sqs >= dev_.sq().size()) {
       return Error{Errc::kInvalidArgument,
-                   fmt::format("{} samples do not fit the context table ({}) and SQ ({})", n,
-                               dev_.caps().ctx_depth, dev_.sq().size())};
+                   fmt::format("{} samples do not fit the context table ({}) and {} SQ(s) of {}", n,
+                               dev_.caps().ctx_depth, sqs, dev_.sq().size())};
     }
     std::vector<CmContext> ctx(n);
     std::vector<std::vector<std::byte>> pd(n);
@@ -55,16 +60,15 @@ class ProbeBench {
     if (auto r = dev_.probes_start(); !r.ok()) return r.error();
     std::vector<uint16_t> idx(n);
     std::vector<bool> done(n, false);
-    std::map<uint16_t, unsigned> by_idx;
     unsigned posted = 0, completed = 0;
     const uint64_t deadline = hal_.now_cycles() + cfg_.point_timeout_cycles;
     while (completed < n) {
       while (posted < n && posted - completed < k) {
         opt.wr_id = posted;
+        opt.sq = posted % sqs;
         auto r = cm_.post_reject(posted, pd[posted], opt);
         if (!r.ok()) return r.error();
         idx[posted] = *r;
-        by_idx[*r] = posted;
         ++posted;
       }
       bool any = false;
@@ -99,7 +103,7 @@ class ProbeBench {
     pidx.add(records_);
     std::vector<uint64_t> s_desc(n), s_pd(n), s_first(n), s_last(n), s_cqe(n);
     for (unsigned i = 0; i < n; ++i) {
-      const auto st = pidx.find(idx[i], ctx[i].rem_port, dev_.sq().size());
+      const auto st = pidx.find(i % sqs, idx[i], ctx[i].rem_port, dev_.sq().size());
       if (!st) {
         return Error{Errc::kHardware,
                      fmt::format("bench: a probe record is missing for reject {}", i)};
@@ -125,7 +129,7 @@ class ProbeBench {
       r.width = dev_.caps().data_bytes * 8;
       r.mem_latency = cfg_.mem_latency;
       r.outstanding = k;
-      r.sqs = 1;  // every reject of this bench goes to SQ 0
+      r.sqs = sqs;
       fill_stats(r, *v);
       out.push_back(std::move(r));
     }
@@ -157,11 +161,11 @@ size_t RejectProbeIndex::add(std::span<const ProbeStamp> recs) {
   size_t other = 0;
   for (const auto& r : recs) {
     switch (r.stage) {
-      case R::ProbeStage::DOORBELL:
-        db_[r.tag & 0x7FFF] = r.cycle;
+      case R::ProbeStage::DOORBELL:  // SQ (19:16) and PI (14:0); bit 15 is the push flag
+        db_[r.tag & 0xF7FFF] = r.cycle;
         break;
-      case R::ProbeStage::DESC_AVAIL:
-        desc_[r.tag & 0x7FFF] = r.cycle;
+      case R::ProbeStage::DESC_AVAIL:  // SQ and wqe_idx, likewise
+        desc_[r.tag & 0xF7FFF] = r.cycle;
         break;
       case R::ProbeStage::PD_READY:
         pd_[r.tag] = r.cycle;
@@ -182,17 +186,18 @@ size_t RejectProbeIndex::add(std::span<const ProbeStamp> recs) {
   return other;
 }
 
-std::optional<RejectStamps> RejectProbeIndex::find(uint16_t wqe_idx, uint16_t rem_port,
+std::optional<RejectStamps> RejectProbeIndex::find(unsigned sq, uint16_t wqe_idx, uint16_t rem_port,
                                                    uint32_t sq_size) const {
   const uint32_t port = rem_port, host_port = port | 0x10000u;
-  const uint32_t pi = (wqe_idx + 1u) & (sq_size - 1);
+  const uint32_t pi = (sq << 16) | ((wqe_idx + 1u) & (sq_size - 1));
+  const uint32_t wqe = (sq << 16) | wqe_idx;
   auto get = [](const std::map<uint32_t, uint64_t>& m, uint32_t k) -> std::optional<uint64_t> {
     auto it = m.find(k);
     if (it == m.end()) return std::nullopt;
     return it->second;
   };
-  const auto db = get(db_, pi), desc = get(desc_, wqe_idx), pd = get(pd_, host_port),
-             first = get(first_, port), last = get(last_, host_port), cqe = get(cqe_, wqe_idx);
+  const auto db = get(db_, pi), desc = get(desc_, wqe), pd = get(pd_, host_port),
+             first = get(first_, port), last = get(last_, host_port), cqe = get(cqe_, wqe);
   if (!db || !desc || !pd || !first || !last || !cqe) return std::nullopt;
   return RejectStamps{*db, *desc, *pd, *first, *last, *cqe};
 }
@@ -230,8 +235,17 @@ Result<std::vector<ProbeLatency>> run_probe_bench(Device& dev, Cm& cm,
       return Error{Errc::kInvalidArgument, "bench: unknown path " + p};
     }
   }
-  if (cfg.samples == 0 || cfg.outstanding.empty() || cfg.pd_lens.empty() || cfg.revs.empty()) {
+  if (cfg.samples == 0 || cfg.outstanding.empty() || cfg.pd_lens.empty() || cfg.revs.empty() ||
+      cfg.sqs.empty()) {
     return Error{Errc::kInvalidArgument, "bench: nothing to measure"};
+  }
+  for (unsigned s : cfg.sqs) {
+    if (s == 0 || s > dev.num_sq()) {
+      return Error{Errc::kInvalidArgument,
+                   fmt::format("bench: {} SQs asked for; the device was opened with {} "
+                               "(DeviceConfig::num_sq, at most CAPS.NUM_SQ = {})",
+                               s, dev.num_sq(), dev.caps().num_sq)};
+    }
   }
   hal::Device& hal = dev.hal();
   const uint32_t ctrl = hal.read32(R::reg::CTRL);
@@ -247,7 +261,10 @@ Result<std::vector<ProbeLatency>> run_probe_bench(Device& dev, Cm& cm,
         const unsigned max_pd = rev == 2 ? R::kMpaPdMax - 4 : R::kMpaPdMax;
         if (pd > max_pd) continue;
         for (unsigned k : cfg.outstanding) {
-          if (status = b.point(path, pd, rev, k, out); !status.ok()) break;
+          for (unsigned s : cfg.sqs) {
+            if (status = b.point(path, pd, rev, k, s, out); !status.ok()) break;
+          }
+          if (!status.ok()) break;
         }
         if (!status.ok()) break;
       }

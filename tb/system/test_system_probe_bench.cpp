@@ -6,6 +6,7 @@
 // each test is its own ctest process (gtest_discover_tests).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -36,7 +37,9 @@ BenchRun run_bench(unsigned width, const bouncer::ProbeBenchConfig& cfg, bool* o
   pc.mem_latency_cycles = 100;
   sim::Platform plat(pc);
   plat.run([&](bouncer::hal::Device& hal) {
-    auto dev = bouncer::Device::open(hal);
+    bouncer::DeviceConfig dc;
+    dc.num_sq = cfg.sqs.empty() ? 1 : *std::max_element(cfg.sqs.begin(), cfg.sqs.end());
+    auto dev = bouncer::Device::open(hal, dc);
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     ASSERT_TRUE((*dev)->wait_cm_ready(1'000'000).ok());
     bouncer::Cm cm(**dev);
@@ -137,6 +140,74 @@ TEST_P(ProbeBench, LoopbackKeepsEverythingOnTheDevice) {
       EXPECT_LT(x.min, x.max);
     }
   }
+}
+
+// The sqs dimension: the same rejects spread over 4 SQs. At 1 outstanding every SQ takes the
+// same path through the engine, so each stage's figure equals the one-SQ figure exactly; with
+// 4 outstanding every reject still completes and is measured, and the records say sqs 4.
+// Every doorbell written names the SQ of its reject (i % 4 within each point).
+TEST_P(ProbeBench, SpreadOverFourSqs) {
+  bouncer::ProbeBenchConfig cfg;
+  cfg.paths = {"push", "dma_buffer"};
+  cfg.pd_lens = {0};
+  cfg.revs = {1};
+  cfg.outstanding = {1, 4};
+  cfg.sqs = {1, 4};
+  cfg.samples = 8;
+  bool ok = false;
+  std::string err;
+  const BenchRun r = run_bench(GetParam(), cfg, &ok, &err);
+  ASSERT_TRUE(ok) << err;
+  ASSERT_EQ(r.recs.size(), 2u * 2u * 2u * 5u);
+  ASSERT_EQ(r.tx.size(), 2u * 2u * 2u * 8u);
+  std::map<std::string, const bouncer::ProbeLatency*> one, four;
+  for (const auto& x : r.recs) {
+    ASSERT_TRUE(x.sqs == 1 || x.sqs == 4);
+    EXPECT_EQ(x.samples, 8u);
+    const std::string key = x.stage + "/" + x.path + "/" + std::to_string(x.outstanding);
+    (x.sqs == 1 ? one : four)[key] = &x;
+  }
+  ASSERT_EQ(one.size(), 20u);
+  ASSERT_EQ(four.size(), 20u);
+  for (const auto& [key, x] : one) {
+    if (x->outstanding != 1) continue;
+    const auto* y = four.at(key);
+    EXPECT_EQ(y->min, x->min) << key;
+    EXPECT_EQ(y->max, x->max) << key;
+  }
+  // the doorbells of the sqs-4 points name SQ 0, 1, 2, 3, 0, ... in posting order
+  std::vector<unsigned> sq_of_db;
+  for (const auto& w : r.mmio) {
+    if (w.offset == R::reg::SQ_DB || w.offset == R::reg::SQ_PUSH_DB)
+      sq_of_db.push_back(R::field::SQ_DB::SQ.get(w.value));
+  }
+  ASSERT_EQ(sq_of_db.size(), r.tx.size());
+  // points in sweep order per path: (out 1, sqs 1), (out 1, sqs 4), (out 4, sqs 1), (out 4, sqs 4)
+  for (size_t i = 0; i < sq_of_db.size(); ++i) {
+    const size_t point = i / 8, j = i % 8;
+    const bool spread = point % 2 == 1;
+    EXPECT_EQ(sq_of_db[i], spread ? j % 4 : 0u) << "doorbell " << i;
+  }
+}
+
+// More SQs than the Device was opened with: refused before anything is posted.
+TEST(ProbeBenchConfig, MoreSqsThanOpenedIsRefused) {
+  sim::Platform plat(sim::PlatformConfig{});
+  bool ok = true;
+  std::string err;
+  plat.run([&](bouncer::hal::Device& hal) {
+    auto dev = bouncer::Device::open(hal);  // num_sq 1
+    ASSERT_TRUE(dev.ok()) << dev.error().message;
+    bouncer::Cm cm(**dev);
+    bouncer::ProbeBenchConfig cfg;
+    cfg.sqs = {1, 2};
+    auto res = bouncer::run_probe_bench(**dev, cm, cfg);
+    ok = res.ok();
+    if (!ok) err = res.error().message;
+  });
+  EXPECT_FALSE(ok);
+  EXPECT_NE(err.find("2 SQs asked for"), std::string::npos) << err;
+  EXPECT_TRUE(plat.tx_frames().empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Width, ProbeBench, ::testing::Values(64u, 512u),

@@ -3,11 +3,13 @@
 // XRT), measured by the RTL latency probes alone (issue 4, `bouncer bench` and
 // `bouncer card bench`).
 //
-// For each point (path, PD length, MPA rev, outstanding k) it writes `samples` host-written
+// For each point (path, PD length, MPA rev, outstanding k, SQ count s) it writes `samples`
+// host-written
 // contexts (the diagnostic path: no peer is needed, so it runs on a card with nothing
-// attached), posts one reject per context while keeping at most k whose completion has not
-// arrived, and reads the probe FIFO whenever it would only wait. Per reject, from the probe
-// records matched by tag (DOORBELL by producer index, DESC_AVAIL / CQE_WRITTEN by wqe_idx,
+// attached), posts one reject per context, reject i on SQ i % s, while keeping at most k
+// whose completion has not arrived, and reads the probe FIFO whenever it would only wait. Per
+// reject, from the probe records matched by tag (DOORBELL by SQ and producer index,
+// DESC_AVAIL / CQE_WRITTEN by SQ and wqe_idx,
 // PD_READY / REJ_LAST by 0x10000 | remote port, REJ_FIRST_HOST by remote port):
 //   doorbell_to_desc, doorbell_to_pd, doorbell_to_first_beat, doorbell_to_last_beat,
 //   doorbell_to_cqe   (cycles; min / median / p99 / max over the samples).
@@ -38,6 +40,8 @@ struct ProbeBenchConfig {
   std::vector<unsigned> pd_lens{0, 16, 64};
   std::vector<unsigned> revs{1, 2};
   std::vector<unsigned> outstanding{1, 8};
+  /// SQ counts the rejects are spread over, round-robin (each <= Device::num_sq()).
+  std::vector<unsigned> sqs{1};
   unsigned samples = 32;  // rejects per point (at least 2 x outstanding)
   bool loopback = false;  // CTRL.LOOPBACK during the run (restored afterwards)
   uint64_t point_timeout_cycles = 20'000'000;
@@ -65,15 +69,17 @@ struct RejectStamps {
 };
 
 /// The SQ-side probe records of a run, by stage and tag (the tags of docs/register-map.md,
-/// `probe_stage`: DOORBELL by the producer index after the post, DESC_AVAIL and CQE_WRITTEN
-/// by wqe_idx, PD_READY and REJ_LAST by 0x10000 | remote port, REJ_FIRST_HOST by remote port).
+/// `probe_stage`: DOORBELL by SQ and the producer index after the post, DESC_AVAIL and
+/// CQE_WRITTEN by SQ and wqe_idx, PD_READY and REJ_LAST by 0x10000 | remote port,
+/// REJ_FIRST_HOST by remote port).
 class RejectProbeIndex {
  public:
   /// Adds records; returns how many were of other stages (the RX side), which it ignores.
   size_t add(std::span<const ProbeStamp> recs);
-  /// The stamps of the reject posted at `wqe_idx` to remote port `rem_port`, in an SQ of
-  /// `sq_size` entries; nullopt when one of them is missing.
-  std::optional<RejectStamps> find(uint16_t wqe_idx, uint16_t rem_port, uint32_t sq_size) const;
+  /// The stamps of the reject posted at `wqe_idx` of SQ `sq` to remote port `rem_port`, in
+  /// an SQ of `sq_size` entries; nullopt when one of them is missing.
+  std::optional<RejectStamps> find(unsigned sq, uint16_t wqe_idx, uint16_t rem_port,
+                                   uint32_t sq_size) const;
 
  private:
   std::map<uint32_t, uint64_t> db_, desc_, pd_, first_, last_, cqe_;
