@@ -78,7 +78,7 @@ expect_fail() {
   local rc=$?
   set -e
   printf '%s\n' "$out" | grep -E "INVALID|!!|FAILED|^tshark: frame" || true
-  if [ $rc -ne 1 ] || ! printf '%s\n' "$out" | grep -qF "$reason"; then
+  if [ $rc -ne 1 ] || ! grep -qF "$reason" <<<"$out"; then
     echo "negative control FAILED: exit $rc" >&2
     exit 1
   fi

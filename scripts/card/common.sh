@@ -82,15 +82,15 @@ card_need_tool() {
   local out rc=0
   out=$(timeout 120 "$name" "${probe[@]}" 2>&1) || rc=$?
   local first
-  first=$(printf '%s\n' "$out" | grep -m1 -v '^[[:space:]]*$' || true)
-  if printf '%s\n' "$out" | grep -qE 'unwrapped/|No such file or directory|Could not find 64-bit loader'; then
+  first=$(grep -m1 -v '^[[:space:]]*$' <<<"$out" || true)
+  if grep -qE 'unwrapped/|No such file or directory|Could not find 64-bit loader' <<<"$out"; then
     card_die 2 "$name at $path does not run: it is a wrapper without its binary, as Debian's libxrt-utils ships it (${first:-no output}). Fix: $hint"
   fi
   if [ "$rc" -eq 124 ]; then
     card_die 2 "$name at $path did not answer '$name ${probe[*]}' within 120 s. Fix: $hint"
   fi
   if [ -n "$expect" ]; then
-    if ! printf '%s\n' "$out" | grep -qE -e "$expect"; then
+    if ! grep -qE -e "$expect" <<<"$out"; then
       card_die 2 "$name at $path does not run ('$name ${probe[*]}' exit $rc: ${first:-no output}). Fix: $hint"
     fi
   elif [ "$rc" -ne 0 ]; then
