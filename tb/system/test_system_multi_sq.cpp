@@ -26,6 +26,7 @@
 #include "bouncer/sim/platform.hpp"
 #include "golden/frame_parser.hpp"
 #include "golden/reject_frame.hpp"
+#include "reject_params.hpp"
 
 namespace {
 
@@ -59,30 +60,6 @@ CmContext make_ctx(std::mt19937_64& rng, uint32_t cm_id) {
   c.ip_id = static_cast<uint16_t>(rng());
   c.req_ird_ord = 0x00080008u;
   return c;
-}
-
-golden::RejectParams to_params(const CmContext& c, std::span<const std::byte> pd) {
-  golden::RejectParams p;
-  std::copy(c.rem_mac.begin(), c.rem_mac.end(), p.rem_mac.b.begin());
-  std::copy(c.loc_mac.begin(), c.loc_mac.end(), p.loc_mac.b.begin());
-  p.vlan_en = c.vlan_en;
-  p.vlan_tci = c.vlan_tci;
-  p.loc_ip = c.loc_ip;
-  p.rem_ip = c.rem_ip;
-  p.tos = c.tos;
-  p.ttl = c.ttl;
-  p.ip_id = c.ip_id;
-  p.loc_port = c.loc_port;
-  p.rem_port = c.rem_port;
-  p.snd_nxt = c.snd_nxt;
-  p.rcv_nxt = c.rcv_nxt;
-  p.rcv_wnd = c.rcv_wnd;
-  p.req_rev = c.req_rev;
-  p.req_flags = c.req_flags;
-  p.req_ird_ord = c.req_ird_ord;
-  p.pd.resize(pd.size());
-  if (!pd.empty()) std::memcpy(p.pd.data(), pd.data(), pd.size());
-  return p;
 }
 
 using Key = std::pair<unsigned, uint16_t>;  // (sq, wqe_idx)
@@ -137,7 +114,7 @@ struct Bench {
     p.cm_id = id;
     p.wr_id = o.wr_id;
     p.push = push;
-    p.params = to_params(ctx, pd);
+    p.params = bouncer::testing::reject_params(ctx, pd);
     p.frame = golden::build_mpa_reject_frame(p.params);
     posted[Key{sq, *idx}].push_back(std::move(p));
     ++n_posted;

@@ -22,6 +22,7 @@
 #include "golden/pcap_io.hpp"
 #include "golden/reject_frame.hpp"
 #include "golden/tshark.hpp"
+#include "reject_params.hpp"
 
 namespace {
 
@@ -59,36 +60,11 @@ CmContext make_ctx(std::mt19937_64& rng, uint32_t cm_id, uint8_t rev, bool enhan
   return c;
 }
 
-golden::Mac to_mac(const bouncer::MacAddr& m) {
-  golden::Mac g;
-  std::copy(m.begin(), m.end(), g.b.begin());
-  return g;
-}
-
 golden::RejectParams to_params(const CmContext& c, std::span<const std::byte> pd,
                                const RejectOptions& o) {
-  golden::RejectParams p;
-  p.rem_mac = to_mac(c.rem_mac);
-  p.loc_mac = to_mac(c.loc_mac);
-  p.vlan_en = c.vlan_en;
-  p.vlan_tci = c.vlan_tci;
-  p.loc_ip = c.loc_ip;
-  p.rem_ip = c.rem_ip;
-  p.tos = c.tos;
-  p.ttl = c.ttl;
-  p.ip_id = c.ip_id;
-  p.loc_port = c.loc_port;
-  p.rem_port = c.rem_port;
-  p.snd_nxt = c.snd_nxt;
-  p.rcv_nxt = c.rcv_nxt;
-  p.rcv_wnd = c.rcv_wnd;
-  p.req_rev = c.req_rev;
-  p.req_flags = c.req_flags;
-  p.req_ird_ord = c.req_ird_ord;
+  golden::RejectParams p = bouncer::testing::reject_params(c, pd);
   p.ird_ord_override = o.ird_ord;
   p.fin = o.fin;
-  p.pd.resize(pd.size());
-  if (!pd.empty()) std::memcpy(p.pd.data(), pd.data(), pd.size());
   return p;
 }
 
