@@ -21,6 +21,7 @@
 #include "bouncer/peer/initiator.hpp"
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
+#include "host_context.hpp"
 
 namespace {
 
@@ -31,6 +32,8 @@ using bouncer::CmContext;
 using bouncer::Completion;
 using bouncer::Device;
 using bouncer::RejectWqe;
+using bouncer::testing::host_ctx;
+using bouncer::testing::pattern_pd;
 using sim::DmaFault;
 
 constexpr uint32_t kDmaTimeout = 2'000;  // DMA_TIMEOUT of these tests (cycles)
@@ -58,31 +61,6 @@ void PrintTo(DmaFault f, std::ostream* os) { *os << fault_name(f); }
 }  // namespace bouncer::sim
 
 namespace {
-
-// A host-written context for cm_id: we are 10.0.0.1:4791, the peer 10.0.1.x:(40000 + cm_id).
-// No VLAN, so a frame's TCP destination port is at bytes 36..37.
-CmContext ctx_for(uint32_t cm_id) {
-  CmContext c;
-  c.rem_mac = {0x02, 0x00, 0x5e, 0x10, 0x00, static_cast<uint8_t>(cm_id)};
-  c.loc_mac = {0x02, 0xbb, 0xcc, 0xdd, 0xee, 0x01};
-  c.loc_ip = 0x0A000001;
-  c.rem_ip = 0x0A000100 | (cm_id & 0xFF);
-  c.loc_port = 4791;
-  c.rem_port = static_cast<uint16_t>(40000 + cm_id);
-  c.rcv_wnd = 0x2000;
-  c.snd_nxt = 0x10000000u + cm_id * 0x1000u;
-  c.rcv_nxt = 0x20000000u + cm_id * 0x1000u;
-  c.req_rev = 1;
-  c.req_flags = 0x40;
-  c.ip_id = static_cast<uint16_t>(0x100 * cm_id);
-  return c;
-}
-
-std::vector<std::byte> pd_of(size_t n, uint8_t seed) {
-  std::vector<std::byte> pd(n);
-  for (size_t i = 0; i < n; ++i) pd[i] = std::byte{static_cast<uint8_t>(seed + 3 * i)};
-  return pd;
-}
 
 uint16_t tcp_dport(const std::vector<uint8_t>& f) {
   return f.size() < 38 ? 0 : static_cast<uint16_t>(f[36] << 8 | f[37]);
@@ -215,10 +193,10 @@ TEST_P(ReadFault, SqWqeFetch) {
     auto dev = Device::open(hal, base_config());
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     Device& d = **dev;
-    for (uint32_t id = 1; id <= 3; ++id) ASSERT_TRUE(d.cqp_write_context(id, ctx_for(id)).ok());
+    for (uint32_t id = 1; id <= 3; ++id) ASSERT_TRUE(d.cqp_write_context(id, host_ctx(id)).ok());
     const uint64_t slot = d.sq().device_addr() + uint64_t{d.sq().head()} * R::kSqWqeBytes;
     plat.inject_dma_fault(slot, slot + R::kSqWqeBytes, f);
-    const auto pd = pd_of(20, 1);  // inline: the WQE fetch is the only read
+    const auto pd = pattern_pd(20, 1);  // inline: the WQE fetch is the only read
     const uint64_t t0 = hal.now_cycles();
     const uint16_t a = post(d, 1, pd, true);
     const uint16_t b = post(d, 2, pd, true);
@@ -247,10 +225,10 @@ TEST_P(ReadFault, SqPdRead) {
     auto dev = Device::open(hal, base_config());
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     Device& d = **dev;
-    for (uint32_t id = 1; id <= 2; ++id) ASSERT_TRUE(d.cqp_write_context(id, ctx_for(id)).ok());
+    for (uint32_t id = 1; id <= 2; ++id) ASSERT_TRUE(d.cqp_write_context(id, host_ctx(id)).ok());
     const uint64_t pd_addr = d.pd_slot_addr(static_cast<uint16_t>(d.sq().head()));
     plat.inject_dma_fault(pd_addr, pd_addr + 8, f);
-    const auto pd = pd_of(100, 7);  // 13 beats by DMA
+    const auto pd = pattern_pd(100, 7);  // 13 beats by DMA
     const uint64_t t0 = hal.now_cycles();
     const uint16_t a = post(d, 1, pd, false);
     const uint16_t b = post(d, 2, pd, false);
@@ -279,17 +257,17 @@ TEST_P(ReadFault, ControlQueue) {
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     Device& d = **dev;
     // slot 0's WQE names its context buffer; slot i's is kCmCtxBytes * i further
-    ASSERT_TRUE(d.cqp_write_context(0, ctx_for(0)).ok());
+    ASSERT_TRUE(d.cqp_write_context(0, host_ctx(0)).ok());
     const uint64_t ctx0 = load64(plat, d.cqp().device_addr());
     ASSERT_NE(ctx0, 0u);
     uint64_t ctx = ctx0 + uint64_t{d.cqp().head()} * R::kCmCtxBytes;
     plat.inject_dma_fault(ctx, ctx + R::kCmCtxBytes, f);
-    expect_hw_error(d.cqp_write_context(1, ctx_for(1)), R::CqMinor::DMA_CTX);
+    expect_hw_error(d.cqp_write_context(1, host_ctx(1)), R::CqMinor::DMA_CTX);
     plat.clear_dma_errors();
-    ASSERT_TRUE(d.cqp_write_context(1, ctx_for(1)).ok());
+    ASSERT_TRUE(d.cqp_write_context(1, host_ctx(1)).ok());
     auto back = d.cqp_read_context(1);
     ASSERT_TRUE(back.ok()) << back.error().message;
-    EXPECT_EQ(*back, ctx_for(1));
+    EXPECT_EQ(*back, host_ctx(1));
 
     const uint64_t wqe = d.cqp().device_addr() + uint64_t{d.cqp().head()} * R::kCqpWqeBytes;
     plat.inject_dma_fault(wqe, wqe + R::kCqpWqeBytes, f);
@@ -325,7 +303,7 @@ TEST_P(WriteFault, ContextReadBack) {
     auto dev = Device::open(hal, base_config());
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     Device& d = **dev;
-    ASSERT_TRUE(d.cqp_write_context(1, ctx_for(1)).ok());
+    ASSERT_TRUE(d.cqp_write_context(1, host_ctx(1)).ok());
     const uint64_t ctx0 = load64(plat, d.cqp().device_addr());
     const uint64_t ctx = ctx0 + uint64_t{d.cqp().head()} * R::kCmCtxBytes;
     plat.inject_dma_fault(ctx, ctx + R::kCmCtxBytes, GetParam());
@@ -336,7 +314,7 @@ TEST_P(WriteFault, ContextReadBack) {
     plat.clear_dma_errors();
     auto back = d.cqp_read_context(1);
     ASSERT_TRUE(back.ok()) << back.error().message;
-    EXPECT_EQ(*back, ctx_for(1));
+    EXPECT_EQ(*back, host_ctx(1));
     const Counters c = counters(hal);
     EXPECT_EQ(c.wr_err, 1u);
     EXPECT_FALSE(c.wr_err_sticky);
@@ -356,11 +334,11 @@ TEST_P(WriteFault, CqeWrite) {
     auto dev = Device::open(hal, base_config());
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     Device& d = **dev;
-    for (uint32_t id = 1; id <= 2; ++id) ASSERT_TRUE(d.cqp_write_context(id, ctx_for(id)).ok());
+    for (uint32_t id = 1; id <= 2; ++id) ASSERT_TRUE(d.cqp_write_context(id, host_ctx(id)).ok());
     const uint64_t cq = d.cq().device_addr();
     const uint32_t h = d.cq().head();
     plat.inject_dma_fault(cq + h * R::kCqeBytes, cq + (h + 1) * R::kCqeBytes, GetParam());
-    const auto pd = pd_of(16, 3);
+    const auto pd = pattern_pd(16, 3);
     const uint16_t a = post(d, 1, pd, true);
     const uint16_t b = post(d, 2, pd, true);
     EXPECT_EQ(wait_reg(hal, R::reg::CQ_TAIL, h + 2), h + 2);
@@ -461,7 +439,7 @@ TEST_P(WriteFault, CcqeWrite) {
     const uint64_t ccq = d.ccq().device_addr();
     const uint32_t h = d.ccq().head();
     plat.inject_dma_fault(ccq + h * R::kCqeBytes, ccq + (h + 1) * R::kCqeBytes, GetParam());
-    auto r = d.cqp_write_context(1, ctx_for(1));
+    auto r = d.cqp_write_context(1, host_ctx(1));
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, bouncer::Errc::kTimeout);
     EXPECT_EQ(hal.read32(R::reg::CCQ_TAIL), h + 1);
@@ -546,10 +524,10 @@ TEST_P(Watchdog, LateDataIsDiscarded) {
     auto dev = Device::open(hal, base_config());
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     Device& d = **dev;
-    for (uint32_t id = 1; id <= 2; ++id) ASSERT_TRUE(d.cqp_write_context(id, ctx_for(id)).ok());
+    for (uint32_t id = 1; id <= 2; ++id) ASSERT_TRUE(d.cqp_write_context(id, host_ctx(id)).ok());
     const uint64_t slot = d.sq().device_addr() + uint64_t{d.sq().head()} * R::kSqWqeBytes;
     plat.inject_dma_fault(slot, slot + R::kSqWqeBytes, DmaFault::kLate, kLate);
-    const auto pd = pd_of(24, 9);
+    const auto pd = pattern_pd(24, 9);
     const uint64_t beats0 = plat.stats().dma_read_beats;
     const uint64_t t0 = hal.now_cycles();
     const uint16_t a = post(d, 1, pd, true);
@@ -578,10 +556,10 @@ TEST_P(Watchdog, OffStallsOnFrees) {
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     Device& d = **dev;
     EXPECT_EQ(hal.read32(R::reg::DMA_TIMEOUT), 0u);
-    for (uint32_t id = 1; id <= 2; ++id) ASSERT_TRUE(d.cqp_write_context(id, ctx_for(id)).ok());
+    for (uint32_t id = 1; id <= 2; ++id) ASSERT_TRUE(d.cqp_write_context(id, host_ctx(id)).ok());
     const uint64_t slot = d.sq().device_addr() + uint64_t{d.sq().head()} * R::kSqWqeBytes;
     plat.inject_dma_fault(slot, slot + R::kSqWqeBytes, DmaFault::kNoResponse);
-    const auto pd = pd_of(8, 5);
+    const auto pd = pattern_pd(8, 5);
     const uint16_t a = post(d, 1, pd, true);
     const uint16_t b = post(d, 2, pd, true);
     auto stuck = d.wait_completion_for(a, 20 * kDmaTimeout);

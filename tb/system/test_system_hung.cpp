@@ -27,6 +27,7 @@
 #include "bouncer/regs.hpp"
 #include "bouncer/selftest.hpp"
 #include "bouncer/sim/platform.hpp"
+#include "host_context.hpp"
 
 namespace {
 
@@ -36,6 +37,8 @@ using bouncer::CmContext;
 using bouncer::Device;
 using bouncer::Errc;
 using bouncer::RejectWqe;
+using bouncer::testing::host_ctx;
+using bouncer::testing::pattern_pd;
 
 constexpr uint64_t kCqpTimeout = 20'000;  // DeviceConfig::cqp_timeout_cycles of these tests
 constexpr uint64_t kPoll = 32;            // DeviceConfig::poll_interval_cycles
@@ -62,31 +65,6 @@ sim::PlatformConfig platform_config(unsigned width = 64) {
   return pc;
 }
 
-// A host-written context for cm_id: we are 10.0.0.1:4791, the peer 10.0.1.x:(40000 + cm_id).
-// No VLAN, so a frame's TCP destination port is at bytes 36..37.
-CmContext ctx_for(uint32_t cm_id) {
-  CmContext c;
-  c.rem_mac = {0x02, 0x00, 0x5e, 0x10, 0x00, static_cast<uint8_t>(cm_id)};
-  c.loc_mac = {0x02, 0xbb, 0xcc, 0xdd, 0xee, 0x01};
-  c.loc_ip = 0x0A000001;
-  c.rem_ip = 0x0A000100 | (cm_id & 0xFF);
-  c.loc_port = 4791;
-  c.rem_port = static_cast<uint16_t>(40000 + cm_id);
-  c.rcv_wnd = 0x2000;
-  c.snd_nxt = 0x10000000u + cm_id * 0x1000u;
-  c.rcv_nxt = 0x20000000u + cm_id * 0x1000u;
-  c.req_rev = 1;
-  c.req_flags = 0x40;
-  c.ip_id = static_cast<uint16_t>(0x100 * cm_id);
-  return c;
-}
-
-std::vector<std::byte> pd_of(size_t n, uint8_t seed) {
-  std::vector<std::byte> pd(n);
-  for (size_t i = 0; i < n; ++i) pd[i] = std::byte{static_cast<uint8_t>(seed + 3 * i)};
-  return pd;
-}
-
 // The TCP destination ports of every frame sent so far, in order.
 std::vector<uint16_t> wire_ports(const sim::Platform& plat) {
   std::vector<uint16_t> out;
@@ -98,7 +76,7 @@ std::vector<uint16_t> wire_ports(const sim::Platform& plat) {
 
 // Posts an MPA_REJECT of cm_id's host-written context (PD read by DMA when longer than 32 B).
 uint16_t post(Device& d, uint32_t cm_id, size_t pd_len = 16) {
-  const auto pd = pd_of(pd_len, static_cast<uint8_t>(cm_id));
+  const auto pd = pattern_pd(pd_len, static_cast<uint8_t>(cm_id));
   RejectWqe w;
   w.cm_id = cm_id;
   w.pd = pd;
@@ -176,9 +154,9 @@ TEST_P(HeldInReset, EveryWaitIsBoundedThenReopen) {
   plat.run([&](bouncer::hal::Device& hal) {
     auto dev = open_ready(hal);
     ASSERT_TRUE(dev);
-    ASSERT_TRUE(dev->cqp_write_context(1, ctx_for(1)).ok());
+    ASSERT_TRUE(dev->cqp_write_context(1, host_ctx(1)).ok());
     auto cm = std::make_unique<bouncer::Cm>(*dev);
-    ASSERT_TRUE(cm->write_context(2, ctx_for(2)).ok());  // known to the Cm: reject posts at once
+    ASSERT_TRUE(cm->write_context(2, host_ctx(2)).ok());  // known to the Cm: reject posts at once
     const uint64_t held_at = hal.now_cycles();
     plat.hold_reset(true);
     ASSERT_TRUE(plat.reset_held());
@@ -199,7 +177,7 @@ TEST_P(HeldInReset, EveryWaitIsBoundedThenReopen) {
     }
     {
       const Span s(hal);
-      auto r = dev->cqp_write_context(2, ctx_for(2));
+      auto r = dev->cqp_write_context(2, host_ctx(2));
       expect_bounded_error("CQP WRITE_CM_CONTEXT", r, s, kCqpTimeout);
     }
     {
@@ -223,7 +201,7 @@ TEST_P(HeldInReset, EveryWaitIsBoundedThenReopen) {
     }
     bouncer::RejectOptions o;
     o.timeout_cycles = kWait;
-    const auto pd = pd_of(8, 9);
+    const auto pd = pattern_pd(8, 9);
     {
       const Span s(hal);
       auto r = cm->reject(2, pd, o);
@@ -272,7 +250,7 @@ TEST_P(HeldInReset, EveryWaitIsBoundedThenReopen) {
     std::printf("[ recovery ] open + CM_READY %llu cycles after the release\n",
                 static_cast<unsigned long long>(s.elapsed()));
     EXPECT_EQ(hal.read32(R::reg::CM_CONNS), 0u);
-    ASSERT_TRUE(dev->cqp_write_context(1, ctx_for(1)).ok());
+    ASSERT_TRUE(dev->cqp_write_context(1, host_ctx(1)).ok());
     expect_ok(*dev, post(*dev, 1, 100), 1);
     EXPECT_TRUE(dev->cqp_nop().ok());
     EXPECT_FALSE(dev->poll_cq().has_value());
@@ -300,7 +278,7 @@ TEST(HeldInResetAtOpen, NoDeviceThenOpens) {
     plat.hold_reset(false);
     auto dev = open_ready(hal);
     ASSERT_TRUE(dev);
-    ASSERT_TRUE(dev->cqp_write_context(3, ctx_for(3)).ok());
+    ASSERT_TRUE(dev->cqp_write_context(3, host_ctx(3)).ok());
     expect_ok(*dev, post(*dev, 3), 3);
   });
   EXPECT_EQ(wire_ports(plat), (std::vector<uint16_t>{40003}));
@@ -347,7 +325,7 @@ TEST(HeldInResetZeroReads, WaitsTimeOut) {
     plat.hold_reset(false);
     dev = open_ready(hal);
     ASSERT_TRUE(dev);
-    ASSERT_TRUE(dev->cqp_write_context(1, ctx_for(1)).ok());
+    ASSERT_TRUE(dev->cqp_write_context(1, host_ctx(1)).ok());
     expect_ok(*dev, post(*dev, 1), 1);
   });
   EXPECT_EQ(wire_ports(plat), (std::vector<uint16_t>{40001}));
@@ -363,7 +341,7 @@ TEST(HeldInResetMidFrame, DropsWorkInFlight) {
   plat.run([&](bouncer::hal::Device& hal) {
     auto dev = open_ready(hal);
     ASSERT_TRUE(dev);
-    for (uint32_t id = 1; id <= 4; ++id) ASSERT_TRUE(dev->cqp_write_context(id, ctx_for(id)).ok());
+    for (uint32_t id = 1; id <= 4; ++id) ASSERT_TRUE(dev->cqp_write_context(id, host_ctx(id)).ok());
     std::vector<uint16_t> idx;
     for (uint32_t id = 1; id <= 4; ++id) idx.push_back(post(*dev, id, 200));
     // Until the first frame is on its way out (some beats taken, no tlast yet).
@@ -387,7 +365,7 @@ TEST(HeldInResetMidFrame, DropsWorkInFlight) {
     EXPECT_TRUE(plat.tx_frames().empty()) << "the old work must not be sent after the reset";
     dev = open_ready(hal);
     ASSERT_TRUE(dev);
-    ASSERT_TRUE(dev->cqp_write_context(2, ctx_for(2)).ok());
+    ASSERT_TRUE(dev->cqp_write_context(2, host_ctx(2)).ok());
     expect_ok(*dev, post(*dev, 2, 200), 2);
     EXPECT_FALSE(dev->poll_cq().has_value());
   });
@@ -406,9 +384,9 @@ TEST(Wedged, DmaReadNeverAnswered) {
     dc.dma_timeout_cycles = 0;
     auto dev = open_ready(hal, dc);
     ASSERT_TRUE(dev);
-    ASSERT_TRUE(dev->cqp_write_context(1, ctx_for(1)).ok());
+    ASSERT_TRUE(dev->cqp_write_context(1, host_ctx(1)).ok());
     auto cm = std::make_unique<bouncer::Cm>(*dev);
-    ASSERT_TRUE(cm->write_context(2, ctx_for(2)).ok());
+    ASSERT_TRUE(cm->write_context(2, host_ctx(2)).ok());
     const uint64_t cqp = dev->cqp().device_addr();
     plat.inject_dma_fault(cqp, cqp + uint64_t{dc.cqp_entries} * R::kCqpWqeBytes,
                           sim::DmaFault::kNoResponse);
@@ -432,7 +410,7 @@ TEST(Wedged, DmaReadNeverAnswered) {
     {
       bouncer::RejectOptions o;
       o.timeout_cycles = kWait;
-      const auto pd = pd_of(8, 2);
+      const auto pd = pattern_pd(8, 2);
       const Span s(hal);
       auto r = cm->reject(2, pd, o);
       expect_bounded_error("Cm::reject (wedged)", r, s, kWait);
@@ -502,7 +480,7 @@ TEST(Wedged, EnableCleared) {
   plat.run([&](bouncer::hal::Device& hal) {
     auto dev = open_ready(hal);
     ASSERT_TRUE(dev);
-    ASSERT_TRUE(dev->cqp_write_context(1, ctx_for(1)).ok());
+    ASSERT_TRUE(dev->cqp_write_context(1, host_ctx(1)).ok());
     const uint32_t ctrl = hal.read32(R::reg::CTRL);
     hal.write32(R::reg::CTRL, 0);
     const uint16_t a = post(*dev, 1);
@@ -557,7 +535,7 @@ TEST(Wedged, WriteResponseLostNeedsReset) {
     plat.hold_reset(false);
     dev = open_ready(hal, dc);
     ASSERT_TRUE(dev);
-    ASSERT_TRUE(dev->cqp_write_context(5, ctx_for(5)).ok());
+    ASSERT_TRUE(dev->cqp_write_context(5, host_ctx(5)).ok());
     expect_ok(*dev, post(*dev, 5), 5);
     EXPECT_TRUE(dev->cqp_nop().ok());
     EXPECT_FALSE(dev->poll_cq().has_value());
