@@ -180,6 +180,9 @@ void add_sim_options(CLI::App& app, SimOptions& o) {
   app.add_option("--seed", o.seed, "Random seed (ISNs, ISN key, IP IDs, back-pressure, loss)")
       ->capture_default_str();
   app.add_flag("--fin", o.fin, "FIN in the reject segment (= --fin-policy irdma)");
+  app.add_flag("--mac-filter", o.mac_filter,
+               "Take only frames to the listener's MAC (CM_ROUTE.PROMISC 0, PORT_MAC); others are "
+               "dropped and counted in STAT_RX_FILTERED");
   auto* b = app.add_option_group(
       "bridge", "--mode bridge: Bouncer is 10.0.0.2 / 02:00:00:00:00:02 on the guest's link");
   b->add_option("--bridge-local", o.bridge_local,

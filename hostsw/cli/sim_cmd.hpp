@@ -49,6 +49,7 @@ struct SimOptions {
   std::string bridge_remote = "127.0.0.1:17002";  // QEMU's -netdev dgram local address
   uint16_t port = 20049;                          // listener port
   bool no_listener = false;                       // SYNs get a RST
+  bool mac_filter = false;  // CM_ROUTE.PROMISC 0, PORT_MAC = the listener's MAC
   std::string template_pd = "bouncer: refused by listener policy";  // auto-reject PD
   unsigned connections_limit = 0;  // stop once this many requests were settled (0: never)
   double max_wall_s = 600;         // stop after this many wall seconds (0: never)

@@ -188,6 +188,7 @@ int run_peer_mode(const SimOptions& o) {
       DeviceConfig dc;
       dc.isn_key = key_from_seed(o.seed);
       dc.timers = sim_timers();
+      if (o.mac_filter) dc.tcp = TcpConfig{.promisc = false, .port_mac = kLocalMac};
       auto dev = Device::open(hal, dc);
       if (!dev) {
         fmt::print(stderr, "bouncer sim: open: {}: {}\n", errc_name(dev.error().code),

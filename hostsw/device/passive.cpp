@@ -49,6 +49,13 @@ Result<void> validate_tcp(const TcpConfig& t) {
   if (t.mss < 88) {  // below any MSS a stack accepts (Linux TCP_MIN_MSS)
     return make_error(Errc::kInvalidArgument, fmt::format("MSS {} is below 88", t.mss));
   }
+  const uint64_t mac = mac_to_field(t.port_mac);
+  if (!t.promisc && (mac == 0 || (mac >> 40 & 1) != 0)) {
+    return make_error(Errc::kInvalidArgument,
+                      fmt::format("promiscuous mode off needs the port's unicast MAC "
+                                  "(port_mac {:012x} would drop every frame)",
+                                  mac));
+  }
   return {};
 }
 
@@ -67,6 +74,10 @@ void write_tcp(hal::Device& hal, const TcpConfig& t) {
   namespace fc = regs::field::TCP_CFG;
   hal.write32(r::TCP_CFG, fc::MSS.put(t.mss) | fc::WSCALE.put(t.wscale));
   hal.write32(r::TCP_WND, t.window);
+  // the MAC before the filter that uses it
+  const uint64_t mac = mac_to_field(t.port_mac);
+  hal.write32(r::PORT_MAC_LO, static_cast<uint32_t>(mac));
+  hal.write32(r::PORT_MAC_HI, static_cast<uint32_t>(mac >> 32));
   hal.write32(r::CM_ROUTE, regs::field::CM_ROUTE::PROMISC.put(t.promisc));
 }
 
@@ -254,6 +265,8 @@ TcpConfig Device::read_tcp() {
   t.wscale = static_cast<uint8_t>(fc::WSCALE.get(cfg));
   t.window = static_cast<uint16_t>(hal_.read32(r::TCP_WND) & 0xFFFF);
   t.promisc = regs::field::CM_ROUTE::PROMISC.get(hal_.read32(r::CM_ROUTE)) != 0;
+  t.port_mac = mac_from_field(uint64_t{hal_.read32(r::PORT_MAC_HI) & 0xFFFF} << 32 |
+                              hal_.read32(r::PORT_MAC_LO));
   return t;
 }
 
@@ -307,6 +320,7 @@ constexpr StatValue kStats[] = {
     BOUNCER_STAT(STAT_EVENTS),        BOUNCER_STAT(STAT_REJECT_LATE),
     BOUNCER_STAT(STAT_ACK_TX),        BOUNCER_STAT(STAT_DMA_RD_ERR),
     BOUNCER_STAT(STAT_DMA_WR_ERR),    BOUNCER_STAT(STAT_DMA_TIMEOUT),
+    BOUNCER_STAT(STAT_RX_FILTERED),   BOUNCER_STAT(STAT_RX_STRAY),
 };
 #undef BOUNCER_STAT
 }  // namespace

@@ -51,7 +51,8 @@ module bouncer_cm_engine #(
   input  wire [15:0]           tcp_mss,
   input  wire [3:0]            tcp_wscale,
   input  wire [15:0]           tcp_wnd,
-  input  wire                  promisc,
+  input  wire                  promisc,        // CM_ROUTE.PROMISC
+  input  wire [47:0]           port_mac,       // PORT_MAC_HI/LO: the MAC PROMISC 0 accepts
 
   // RX records (bouncer_rx_parser m_meta_*)
   input  wire                  s_rec_valid,
@@ -261,7 +262,8 @@ module bouncer_cm_engine #(
   output logic [255:0]         evt,
 
   output logic                 busy,
-  output logic [23:0]          stat             // STAT_* pulses, bit i -> register 0x300 + 4i
+  output logic [25:0]          stat             // STAT_* pulses: bit i < 24 -> register 0x300 + 4i,
+                                                // 24 -> STAT_RX_FILTERED, 25 -> STAT_RX_STRAY
 );
 
   // statistics bit numbers (register 0x300 + 4 * bit)
@@ -270,7 +272,7 @@ module bouncer_cm_engine #(
                  ST_MPA_ERR = 10, ST_MPA_TMO = 11, ST_REJ_HOST = 12, ST_REJ_AUTO = 13,
                  ST_RTX = 14, ST_RTX_EXH = 15, ST_RST_TX = 16, ST_RST_RX = 17, ST_OOW = 18,
                  ST_FIN_TX = 19, ST_CLOSED = 20, ST_EVENTS = 21, ST_REJ_LATE = 22,
-                 ST_ACK_TX = 23;
+                 ST_ACK_TX = 23, ST_RX_FILTERED = 24, ST_RX_STRAY = 25;
 
   localparam logic [1:0] K_SYNACK = 2'd0, K_ACK = 2'd1, K_FIN = 2'd2, K_RST = 2'd3;
   localparam logic [1:0] CT_LOOKUP = 2'd0, CT_INSERT = 2'd1, CT_DELETE = 2'd2;
@@ -449,7 +451,7 @@ module bouncer_cm_engine #(
     logic [7:0]  evt_code, evt_reason;
     logic        free, ctxwr, tmr, append, pddma;
     logic [15:0] major, minor;
-    logic [23:0] stat;
+    logic [25:0] stat;
     logic        pinc, pdec;
   } plan_t;
 
@@ -968,7 +970,10 @@ module bouncer_cm_engine #(
         if (r_bad) begin
           p_q.stat[ST_RX_BAD] <= 1'b1;
           state_q <= E_DROP;
-        end else if (!r_tcp || (!promisc && r_eth_dst[40])) begin
+        end else if (!promisc && r_eth_dst != port_mac) begin
+          p_q.stat[ST_RX_FILTERED] <= 1'b1;   // another host's MAC, or a group MAC
+          state_q <= E_DROP;
+        end else if (!r_tcp) begin
           p_q.stat[ST_RX_NOT_TCP] <= 1'b1;
           state_q <= E_DROP;
         end else begin
@@ -1000,6 +1005,7 @@ module bouncer_cm_engine #(
         // a SYN with no listener, or a segment for no node on a listening port: RST.
         // Stray RSTs and segments to ports nobody listens on are dropped silently.
         if (r_flags[2] || (!syn_seg && (!lk_hit_q || !r_flags[4]))) begin
+          p_q.stat[ST_RX_STRAY] <= 1'b1;
           state_q <= E_DROP;
         end else begin
           if (syn_seg) p_q.stat[ST_SYN_NO_LST] <= 1'b1;

@@ -36,6 +36,8 @@
 //   writes give a one-cycle probe_clear pulse; a PROBE_DATA_LO read pops the head record
 //   (probe_pop pulse) and latches its high word for PROBE_DATA_HI. PROBES = 0: they read 0.
 // - DMA_TIMEOUT: the read watchdog (rw, reset 250000 cycles); STAT_DMA_*: DMA fault counters.
+// - PORT_MAC_LO/HI: the MAC the RX filter accepts with CM_ROUTE.PROMISC 0 (rw, reset 0);
+//   STAT_RX_FILTERED / STAT_RX_STRAY count the CM engine's filter and no-connection drops.
 // Statistics counters wrap at 2^32.
 `default_nettype none
 module bouncer_axil_regs #(
@@ -133,6 +135,7 @@ module bouncer_axil_regs #(
   output logic [3:0]        tcp_wscale,
   output logic [15:0]       tcp_wnd,
   output logic              cm_promisc,
+  output logic [47:0]       port_mac,       // PORT_MAC_HI[15:0] : PORT_MAC_LO
   input  wire [16:0]        cm_conns,
   input  wire [23:0]        stat_cm,        // increment pulses, bit i -> STAT_RX_FRAMES + 4 i
 
@@ -149,7 +152,9 @@ module bouncer_axil_regs #(
   output logic [31:0]       dma_timeout,      // DMA_TIMEOUT
   input  wire               stat_dma_rd_err,
   input  wire               stat_dma_wr_err,
-  input  wire               stat_dma_timeout
+  input  wire               stat_dma_timeout,
+  input  wire               stat_rx_filtered,
+  input  wire               stat_rx_stray
 );
 
   // ------------------------------------------------------------------ write channel
@@ -210,6 +215,8 @@ module bouncer_axil_regs #(
   logic [15:0]  tcp_mss_q, tcp_wnd_q;
   logic [3:0]   tcp_wscale_q;
   logic         cm_promisc_q;
+  logic [47:0]  port_mac_q;
+  logic [31:0]  st_rx_filt_q, st_rx_stray_q;
   logic [NUM_STAT_CM*32-1:0] st_cm_q;
   logic [31:0]  wr_merged_tick;
   logic         probe_en_q, probe_clr_q;
@@ -409,6 +416,12 @@ module bouncer_axil_regs #(
           if (s_axil_wstrb[0]) cm_promisc_q <= wr_data[bouncer_regs_pkg::REG_CM_ROUTE_PROMISC_LSB];
         end
         bouncer_regs_pkg::REG_DMA_TIMEOUT: dma_timeout_q <= merge(dma_timeout_q, wr_data, s_axil_wstrb);
+        bouncer_regs_pkg::REG_PORT_MAC_LO:
+          port_mac_q[31:0] <= merge(port_mac_q[31:0], wr_data, s_axil_wstrb);
+        bouncer_regs_pkg::REG_PORT_MAC_HI: begin
+          if (s_axil_wstrb[0]) port_mac_q[39:32] <= wr_data[7:0];
+          if (s_axil_wstrb[1]) port_mac_q[47:40] <= wr_data[15:8];
+        end
         bouncer_regs_pkg::REG_PROBE_CTRL: begin
           if (s_axil_wstrb[0]) begin
             probe_en_q  <= (PROBES != 0) && wr_data[bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB];
@@ -440,6 +453,8 @@ module bouncer_axil_regs #(
     if (stat_dma_rd_err)    st_dma_rd_err_q <= st_dma_rd_err_q + 32'd1;
     if (stat_dma_wr_err)    st_dma_wr_err_q <= st_dma_wr_err_q + 32'd1;
     if (stat_dma_timeout)   st_dma_to_q     <= st_dma_to_q + 32'd1;
+    if (stat_rx_filtered)   st_rx_filt_q    <= st_rx_filt_q + 32'd1;
+    if (stat_rx_stray)      st_rx_stray_q   <= st_rx_stray_q + 32'd1;
 
     if (rst) begin
       bvalid_q     <= 1'b0;
@@ -504,6 +519,9 @@ module bouncer_axil_regs #(
       st_dma_rd_err_q <= '0;
       st_dma_wr_err_q <= '0;
       st_dma_to_q     <= '0;
+      port_mac_q      <= '0;
+      st_rx_filt_q    <= '0;
+      st_rx_stray_q   <= '0;
     end
   end
 
@@ -599,6 +617,10 @@ module bouncer_axil_regs #(
       bouncer_regs_pkg::REG_STAT_DMA_RD_ERR:   rd_mux = st_dma_rd_err_q;
       bouncer_regs_pkg::REG_STAT_DMA_WR_ERR:   rd_mux = st_dma_wr_err_q;
       bouncer_regs_pkg::REG_STAT_DMA_TIMEOUT:  rd_mux = st_dma_to_q;
+      bouncer_regs_pkg::REG_PORT_MAC_LO:       rd_mux = port_mac_q[31:0];
+      bouncer_regs_pkg::REG_PORT_MAC_HI:       rd_mux = {16'd0, port_mac_q[47:32]};
+      bouncer_regs_pkg::REG_STAT_RX_FILTERED:  rd_mux = st_rx_filt_q;
+      bouncer_regs_pkg::REG_STAT_RX_STRAY:     rd_mux = st_rx_stray_q;
       bouncer_regs_pkg::REG_PROBE_CTRL:
         rd_mux = 32'(probe_en_q) << bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB;
       bouncer_regs_pkg::REG_PROBE_STATUS:
@@ -692,6 +714,7 @@ module bouncer_axil_regs #(
   assign tcp_wscale    = tcp_wscale_q;
   assign tcp_wnd       = tcp_wnd_q;
   assign cm_promisc    = cm_promisc_q;
+  assign port_mac      = port_mac_q;
   assign dma_timeout   = dma_timeout_q;
   assign probe_enable  = probe_en_q;
   assign probe_clear   = probe_clr_q;

@@ -10,7 +10,7 @@
 package bouncer_regs_pkg;
 
   localparam logic [31:0] ID_VALUE = 32'h424E4352;
-  localparam logic [31:0] VERSION_VALUE = 32'h00000600;
+  localparam logic [31:0] VERSION_VALUE = 32'h00000700;
 
   // ---- constants
   localparam int SQ_WQE_BYTES = 64;  // Size of one SQ descriptor (WQE).
@@ -173,6 +173,8 @@ package bouncer_regs_pkg;
   localparam logic [15:0] REG_CM_CONNS = 16'h02A4;
   localparam logic [15:0] REG_CM_ROUTE = 16'h02A8;
   localparam logic [15:0] REG_DMA_TIMEOUT = 16'h02B0;
+  localparam logic [15:0] REG_PORT_MAC_LO = 16'h02B4;
+  localparam logic [15:0] REG_PORT_MAC_HI = 16'h02B8;
   localparam logic [15:0] REG_STAT_RX_FRAMES = 16'h0300;
   localparam logic [15:0] REG_STAT_RX_BAD = 16'h0304;
   localparam logic [15:0] REG_STAT_RX_NOT_TCP = 16'h0308;
@@ -200,6 +202,8 @@ package bouncer_regs_pkg;
   localparam logic [15:0] REG_STAT_DMA_RD_ERR = 16'h0360;
   localparam logic [15:0] REG_STAT_DMA_WR_ERR = 16'h0364;
   localparam logic [15:0] REG_STAT_DMA_TIMEOUT = 16'h0368;
+  localparam logic [15:0] REG_STAT_RX_FILTERED = 16'h0370;
+  localparam logic [15:0] REG_STAT_RX_STRAY = 16'h0374;
   localparam logic [15:0] REG_PROBE_CTRL = 16'h0400;
   localparam logic [15:0] REG_PROBE_STATUS = 16'h0404;
   localparam logic [15:0] REG_PROBE_LOST = 16'h0408;

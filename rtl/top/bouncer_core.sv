@@ -160,7 +160,9 @@ module bouncer_core #(
   logic [31:0]  timer_tick, rto_init, rto_max, mpa_timeout, fin_timeout, time_wait;
   logic [15:0]  tcp_mss, tcp_wnd;
   logic [ID_W:0] cm_in_use;
-  logic [23:0]  st_cm, st_cm_engine;
+  logic [23:0]  st_cm;
+  logic [25:0]  st_cm_engine;           // bits 24/25: STAT_RX_FILTERED / STAT_RX_STRAY
+  logic [47:0]  port_mac;
   logic         cm_ready, cm_busy, rx_good, rx_drop;
   logic         tx_frame_done;
   logic [15:0]  tx_frame_bytes;
@@ -201,17 +203,18 @@ module bouncer_core #(
     .aeq_base, .aeq_size_log2, .aeq_reset, .aeq_head, .aeq_tail,
     .pd_base, .isn_key,
     .timer_tick, .rto_init, .rto_max, .rtx_max, .mpa_timeout, .fin_timeout, .time_wait,
-    .tcp_mss, .tcp_wscale, .tcp_wnd, .cm_promisc,
+    .tcp_mss, .tcp_wscale, .tcp_wnd, .cm_promisc, .port_mac,
     .cm_conns(17'(cm_in_use)),
     .stat_cm(st_cm),
     .probe_enable(probe_en), .probe_clear(probe_clr), .probe_pop, .probe_head, .probe_count,
     .probe_overflow(probe_ovf), .probe_lost,
     .dma_timeout, .stat_dma_rd_err(st_dma_rd_err), .stat_dma_wr_err(st_dma_wr_err),
-    .stat_dma_timeout(st_dma_timeout)
+    .stat_dma_timeout(st_dma_timeout),
+    .stat_rx_filtered(st_cm_engine[24]), .stat_rx_stray(st_cm_engine[25])
   );
   // RX_FRAMES (bit 0) and RX_OVERFLOW (bit 3) are counted at the RX FIFO; RX_OVERFLOW also
   // counts the frames the loopback discards on s_axis_rx (rx_ovf, see the loopback section)
-  assign st_cm = st_cm_engine | {20'd0, rx_ovf, 2'b00, rx_good || rx_drop};
+  assign st_cm = st_cm_engine[23:0] | {20'd0, rx_ovf, 2'b00, rx_good || rx_drop};
 
   // ------------------------------------------------------------------ DMA
   // read clients: 0 = control queue, 1 = SQ (WQEs), 2 = CM engine (reject PD)
@@ -527,7 +530,7 @@ module bouncer_core #(
     .clk, .rst, .enable(enable && cm_ready),
     .cycle_count, .now(now_tick), .pd_base(pd_base[AXI_ADDR_W-1:0]),
     .rto_init, .rto_max, .rtx_max, .mpa_timeout, .fin_timeout, .time_wait,
-    .tcp_mss, .tcp_wscale, .tcp_wnd, .promisc(cm_promisc),
+    .tcp_mss, .tcp_wscale, .tcp_wnd, .promisc(cm_promisc), .port_mac,
     .s_rec_valid(rec_valid), .s_rec_ready(rec_ready), .s_rec_eth_dst(rec_eth_dst),
     .s_rec_eth_src(rec_eth_src), .s_rec_vlan_present(rec_vlan), .s_rec_vlan_tci(rec_vlan_tci),
     .s_rec_tcp(rec_tcp), .s_rec_ip_tos(rec_tos), .s_rec_ip_src(rec_ip_src),

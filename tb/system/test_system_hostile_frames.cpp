@@ -1327,16 +1327,19 @@ TEST_P(Hostile, SynFloodBeyondTheTable) {
 // ------------------------------------------------------------------ other MACs, IPs, ports
 
 // Frames not meant for a listener:
-//  - group destination MAC (broadcast, multicast) with CM_ROUTE.PROMISC 0: STAT_RX_NOT_TCP;
+//  - with CM_ROUTE.PROMISC 0 (PORT_MAC = kLocalMac): a group destination MAC (broadcast,
+//    multicast) or another host's unicast MAC, TCP or not: STAT_RX_FILTERED; with PROMISC 1
+//    the other host's unicast MAC is taken as ours;
 //  - other EtherTypes (ARP, IPv6) and other IP protocols (UDP, ICMP): STAT_RX_NOT_TCP;
 //  - a SYN to our address on a port without a listener: RST|ACK seq 0, ack SEQ + 1
 //    (STAT_SYN_NO_LISTENER); the same to another address: answered from that address, since
 //    the core knows no addresses but its listeners';
 //  - ACK / data / FIN to a listening port without a node: RST|ACK seq = SEG.ACK;
-//  - RSTs, and segments to ports without a listener: dropped without a counter.
+//  - RSTs, segments without ACK, and non-SYNs to ports without a listener: STAT_RX_STRAY.
 TEST_P(Hostile, OtherMacsIpsAndPorts) {
   auto dc = hostile_config();
   dc.tcp->promisc = false;
+  dc.tcp->port_mac = kLocalMac;
   run(
       [&](Bench& b) {
         Hand h(b, 60);
@@ -1347,16 +1350,34 @@ TEST_P(Hostile, OtherMacsIpsAndPorts) {
                  {"any group bit", {0x03, 0xbb, 0xcc, 0xdd, 0xee, 0x01}}}) {
           auto syn = h.seg(kSyn, h.isn, 0);
           syn.dst_mac = mac;
-          expect_dropped(b.send(build(syn), 600), {{"RX_NOT_TCP", 1}}, "SYN to " + name);
+          expect_dropped(b.send(build(syn), 600), {{"RX_FILTERED", 1}}, "SYN to " + name);
         }
-        // the unicast MAC of another host: there is no unicast filter, the SYN is taken (the
-        // SYN-ACK comes from the listener's MAC); the initiator resets it
+        // the unicast MAC of another host (one bit away from ours): SYN, ACK, RST, ARP
+        const std::array<uint8_t, 6> other_mac = {0x02, 0xbb, 0xcc, 0xdd, 0xee, 0x03};
+        for (uint8_t flags : {kSyn, kAck, uint8_t(kRst | kAck)}) {
+          auto f = h.seg(flags, h.isn, 0x5555'0000);
+          f.dst_mac = other_mac;
+          expect_dropped(b.send(build(f), 600), {{"RX_FILTERED", 1}},
+                         "flags " + std::to_string(flags) + " to another host's MAC");
+        }
+        auto arp_other = h.seg(kSyn, h.isn, 0);
+        arp_other.dst_mac = other_mac;
+        arp_other.ethertype = 0x0806;
+        expect_dropped(b.send(build(arp_other), 600), {{"RX_FILTERED", 1}},
+                       "ARP to another host's MAC");
+        // promiscuous: the other host's MAC is taken as ours (the SYN-ACK comes from the
+        // listener's MAC); the initiator resets it
         {
+          auto tcp = *dc.tcp;
+          tcp.promisc = true;
+          ASSERT_TRUE(b.dev.set_tcp(tcp).ok());
           Hand u(b, 61);
-          u.base.dst_mac = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
+          u.base.dst_mac = other_mac;
           u.open();
           expect_dropped(b.send(u.bytes(kRst, u.rcv, 0)), {{"RST_RX", 1}, {"CLOSED", 1}},
-                         "RST after the SYN to another MAC");
+                         "RST after the SYN to another MAC, promiscuous");
+          ASSERT_TRUE(b.dev.set_tcp(*dc.tcp).ok());
+          EXPECT_EQ(b.dev.read_tcp(), *dc.tcp);
         }
         // not IPv4/TCP
         auto arp = h.seg(kSyn, h.isn, 0);
@@ -1402,13 +1423,13 @@ TEST_P(Hostile, OtherMacsIpsAndPorts) {
         auto fin = h.seg(kFin | kAck, h.isn + 1, 0x5555'0000);
         expect_answer(b.send(build(fin)), {rst_for(fin, 0x5555'0000, h.isn + 2)}, {{"RST_TX", 1}},
                       "stray FIN");
-        // dropped without a counter: RST, no-ACK segments, non-SYNs to unlistened ports
-        expect_dropped(b.send(h.bytes(kRst | kAck, h.isn + 1, 0)), {}, "stray RST");
-        expect_dropped(b.send(h.bytes(kPsh, h.isn + 1, 0, text_pd("x", 4))), {},
+        // dropped, STAT_RX_STRAY: RST, no-ACK segments, non-SYNs to unlistened ports
+        expect_dropped(b.send(h.bytes(kRst | kAck, h.isn + 1, 0)), {{"RX_STRAY", 1}}, "stray RST");
+        expect_dropped(b.send(h.bytes(kPsh, h.isn + 1, 0, text_pd("x", 4))), {{"RX_STRAY", 1}},
                        "stray segment without ACK");
         auto other = h.seg(kAck, h.isn + 1, 0x5555'0000);
         other.dport = kPort + 7;
-        expect_dropped(b.send(build(other)), {}, "ACK to a port without a listener");
+        expect_dropped(b.send(build(other)), {{"RX_STRAY", 1}}, "ACK to a port without a listener");
         EXPECT_EQ(b.dev.cm_conns(), 0u);
       },
       dc);

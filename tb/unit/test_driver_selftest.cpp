@@ -86,6 +86,11 @@ class LoopFake : public FakeHal {
     count_tx(14 + (vlan ? 4 : 0) + 40 + 20 + f.wire_pd_len);
     if (!looping()) return;
     ++cm_stats[r::STAT_RX_FRAMES];
+    // the looped frame is addressed to the context's remote MAC, never PORT_MAC
+    if (regs::field::CM_ROUTE::PROMISC.get(reg(r::CM_ROUTE)) == 0) {
+      ++cm_stats[r::STAT_RX_FILTERED];
+      return;
+    }
     if (corrupt_rx) {
       ++cm_stats[r::STAT_RX_BAD];
       return;
@@ -101,7 +106,10 @@ class LoopFake : public FakeHal {
     ++cm_stats[r::STAT_RST_TX];
     ++rst_sent;
     count_tx(std::max(60, 14 + (vlan ? 4 : 0) + 40));
-    if (looping()) ++cm_stats[r::STAT_RX_FRAMES];
+    if (looping()) {  // the RST|ACK comes back: a RST for no connection
+      ++cm_stats[r::STAT_RX_FRAMES];
+      ++cm_stats[r::STAT_RX_STRAY];
+    }
   }
 
   uint32_t tx_frames_ = 0, tx_bytes_ = 0;
@@ -204,6 +212,22 @@ TEST_F(SelftestTest, PassesWhenTheLoopBehaves) {
   std::printf("%s", text.c_str());
   EXPECT_NE(text.find("self-test: PASS"), std::string::npos) << text;
   EXPECT_NE(text.find("loopback off again"), std::string::npos) << text;
+}
+
+// A port with the destination-MAC filter on (CM_ROUTE.PROMISC 0): the looped frames are not
+// addressed to PORT_MAC, so the test turns the filter off while it runs and restores it.
+TEST_F(SelftestTest, MacFilterIsOffDuringTheTestAndRestoredAfter) {
+  hal.write32(r::PORT_MAC_LO, 0x22334455);
+  hal.write32(r::PORT_MAC_HI, 0x0211);
+  hal.write32(r::CM_ROUTE, 0);
+  auto rep = run();
+  ASSERT_TRUE(rep) << rep.error().message;
+  EXPECT_TRUE(rep->passed()) << rep->failures();
+  expect_check(*rep, "STAT_RX_FILTERED delta", "0", "0", true);
+  expect_check(*rep, "STAT_RX_STRAY delta", "2", "2", true);
+  EXPECT_EQ(hal.reg(r::CM_ROUTE), 0u) << "filter on again";
+  EXPECT_EQ(hal.reg(r::PORT_MAC_LO), 0x22334455u);
+  expect_restored();
 }
 
 TEST_F(SelftestTest, CountersAreDeltasAcrossWrap) {

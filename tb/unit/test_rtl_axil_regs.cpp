@@ -183,6 +183,8 @@ const std::vector<RwReg>& rw_regs() {
        field::TCP_CFG::MSS.mask() | field::TCP_CFG::WSCALE.mask(), "TCP_CFG"},
       {reg::TCP_WND, 65535, 0xFFFF, "TCP_WND"},
       {reg::CM_ROUTE, field::CM_ROUTE::PROMISC.put(1), field::CM_ROUTE::PROMISC.mask(), "CM_ROUTE"},
+      {reg::PORT_MAC_LO, 0, 0xFFFFFFFF, "PORT_MAC_LO"},
+      {reg::PORT_MAC_HI, 0, 0xFFFF, "PORT_MAC_HI"},
   };
   return v;
 }
@@ -205,6 +207,7 @@ void expect_ports(Regs& r, const std::array<uint32_t, 0x400 / 4>& v) {
   EXPECT_EQ(m.tcp_wscale, field::TCP_CFG::WSCALE.get(at(reg::TCP_CFG)));
   EXPECT_EQ(m.tcp_wnd, at(reg::TCP_WND));
   EXPECT_EQ(m.cm_promisc, field::CM_ROUTE::PROMISC.get(at(reg::CM_ROUTE)));
+  EXPECT_EQ(m.port_mac, uint64_t{at(reg::PORT_MAC_HI)} << 32 | at(reg::PORT_MAC_LO));
 }
 
 TEST(AxilRegs, IdAndVersionUnchanged) {
@@ -214,7 +217,7 @@ TEST(AxilRegs, IdAndVersionUnchanged) {
   EXPECT_EQ(field::VERSION::MAJOR.get(v), bouncer::regs::kVersionMajor);
   EXPECT_EQ(field::VERSION::MINOR.get(v), bouncer::regs::kVersionMinor);
   EXPECT_EQ(field::VERSION::PATCH.get(v), bouncer::regs::kVersionPatch);
-  EXPECT_EQ(v, 0x000600u);  // 0.6.0
+  EXPECT_EQ(v, 0x000700u);  // 0.7.0
   // an existing register still works
   r.write(reg::SCRATCH, 0xA5A55A5A);
   EXPECT_EQ(r.read(reg::SCRATCH), 0xA5A55A5Au);
@@ -543,6 +546,37 @@ TEST(AxilRegs, EachStatBitCountsItsOwnCounter) {
     EXPECT_EQ(r.read(reg::STAT_RX_FRAMES + 4 * i), want[i]) << "counter " << i;
   // the TX counters are separate
   EXPECT_EQ(r.read(reg::STAT_TX_FRAMES), 0u);
+}
+
+// The two RX drop counters outside the stat_cm block (STAT_RX_FILTERED, STAT_RX_STRAY) count
+// their own pulses only, and stat_cm never moves them.
+TEST(AxilRegs, RxFilteredAndStrayCounters) {
+  Regs r;
+  EXPECT_EQ(r.read(reg::STAT_RX_FILTERED), 0u);
+  EXPECT_EQ(r.read(reg::STAT_RX_STRAY), 0u);
+  std::mt19937 rng(11);
+  uint32_t filt = 0, stray = 0;
+  for (int c = 0; c < 500; ++c) {
+    const uint32_t p = rng();
+    r.dut().stat_rx_filtered = p & 1;
+    r.dut().stat_rx_stray = p >> 1 & 1;
+    r.dut().stat_cm = p >> 8 & 0xFFFFFF;
+    r.tick();
+    filt += p & 1;
+    stray += p >> 1 & 1;
+  }
+  r.dut().stat_rx_filtered = 0;
+  r.dut().stat_rx_stray = 0;
+  r.dut().stat_cm = 0;
+  EXPECT_EQ(r.read(reg::STAT_RX_FILTERED), filt);
+  EXPECT_EQ(r.read(reg::STAT_RX_STRAY), stray);
+  EXPECT_GT(filt, 0u);
+  EXPECT_NE(filt, stray);
+  // read-only: writes are ignored
+  r.write(reg::STAT_RX_FILTERED, 0);
+  r.write(reg::STAT_RX_STRAY, 0);
+  EXPECT_EQ(r.read(reg::STAT_RX_FILTERED), filt);
+  EXPECT_EQ(r.read(reg::STAT_RX_STRAY), stray);
 }
 
 TEST(AxilRegs, CmConnsAndStatusFollowInputs) {

@@ -47,6 +47,9 @@ struct TcpConfig {
   uint8_t wscale = 7;       // 0..14 (RFC 7323)
   uint16_t window = 65535;  // window field of every segment
   bool promisc = true;      // CM_ROUTE.PROMISC: accept frames for any destination MAC
+  /// PORT_MAC_HI/LO: with promisc false only frames to this MAC are taken (the others are
+  /// dropped and counted in STAT_RX_FILTERED). Must then be a unicast, non-zero address.
+  MacAddr port_mac{};
 
   bool operator==(const TcpConfig&) const = default;
 };

@@ -11,7 +11,7 @@ namespace bouncer::regs {
 
 inline constexpr uint32_t kIdValue = 0x424E4352;
 inline constexpr uint32_t kVersionMajor = 0;
-inline constexpr uint32_t kVersionMinor = 6;
+inline constexpr uint32_t kVersionMinor = 7;
 inline constexpr uint32_t kVersionPatch = 0;
 
 // Size of one SQ descriptor (WQE).
@@ -458,6 +458,8 @@ inline constexpr uint32_t TCP_WND = 0x02A0;  // rw
 inline constexpr uint32_t CM_CONNS = 0x02A4;  // ro
 inline constexpr uint32_t CM_ROUTE = 0x02A8;  // rw
 inline constexpr uint32_t DMA_TIMEOUT = 0x02B0;  // rw
+inline constexpr uint32_t PORT_MAC_LO = 0x02B4;  // rw
+inline constexpr uint32_t PORT_MAC_HI = 0x02B8;  // rw
 inline constexpr uint32_t STAT_RX_FRAMES = 0x0300;  // rc
 inline constexpr uint32_t STAT_RX_BAD = 0x0304;  // rc
 inline constexpr uint32_t STAT_RX_NOT_TCP = 0x0308;  // rc
@@ -485,6 +487,8 @@ inline constexpr uint32_t STAT_ACK_TX = 0x035C;  // rc
 inline constexpr uint32_t STAT_DMA_RD_ERR = 0x0360;  // rc
 inline constexpr uint32_t STAT_DMA_WR_ERR = 0x0364;  // rc
 inline constexpr uint32_t STAT_DMA_TIMEOUT = 0x0368;  // rc
+inline constexpr uint32_t STAT_RX_FILTERED = 0x0370;  // rc
+inline constexpr uint32_t STAT_RX_STRAY = 0x0374;  // rc
 inline constexpr uint32_t PROBE_CTRL = 0x0400;  // rw
 inline constexpr uint32_t PROBE_STATUS = 0x0404;  // ro
 inline constexpr uint32_t PROBE_LOST = 0x0408;  // rc
