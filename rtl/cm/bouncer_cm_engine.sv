@@ -26,7 +26,10 @@
 //   reuses IP_ID - 1 and the original sequence number, so it is byte-identical. Bare ACKs and
 //   RSTs carry IP_ID without consuming it.
 // Timing: a job occupies the engine for ~10 cycles plus what it waits for (DMA, TX). Host
-// reject, context in hand: PD load (inline: 4 cycles) + builder (4) to the first TX byte.
+// reject: an inline PD is written into the builder while the context is read (intake + up
+// to 3 cycles, done before the plan), and a host job whose plan sends the reject goes from
+// S_DISPATCH straight to E_REJ_START (inline or no PD) or E_REJ_LOAD (PD by DMA): its
+// epilogue has nothing to do before the reject. Intake -> builder start = 5 cycles.
 `default_nettype none
 module bouncer_cm_engine #(
   parameter int ADDR_W    = 64,
@@ -285,7 +288,7 @@ module bouncer_cm_engine #(
     S_CTX_RD, S_CTX_WAIT, S_DISPATCH, S_ASM_CMD, S_ASM_RSP, S_MPA,
     // epilogue
     E_DROP, E_DROP_RSP, E_PDDMA_CMD, E_PDDMA_CHUNK, E_PDDMA_WAIT, E_CTRL_A,
-    E_REJ_LOAD, E_REJ_INLINE, E_REJ_DMA_CMD, E_REJ_DMA_DATA, E_REJ_START, E_REJ_WAIT,
+    E_REJ_LOAD, E_REJ_DMA_CMD, E_REJ_DMA_DATA, E_REJ_START, E_REJ_WAIT,
     E_CTRL_B, E_EVT, E_CT_DEL, E_CT_DEL_WAIT, E_FREE, E_CTX_WR, E_TMR, E_HRSP
   } state_t;
   state_t state_q;
@@ -330,7 +333,8 @@ module bouncer_cm_engine #(
   logic [15:0] h_flen_q;
   logic [31:0] h_seq_q;
   logic [63:0] h_first_q;
-  logic [2:0]  beat_q;
+  logic        pre_q;           // host job: inline PD words still to write into the builder
+  logic [1:0]  pre_idx_q;
   logic [ADDR_W-1:0] wr_addr_q;
   logic        sof_seen_q, done_seen_q;
   logic        asm_last_q;
@@ -925,6 +929,17 @@ module bouncer_cm_engine #(
     pd_clear     <= 1'b0;
     pd_wr_en     <= 1'b0;
 
+    // host job, inline PD: write it into the builder while the context is read. The builder
+    // is idle at intake (a job ends only after its frame's last beat), the first word goes
+    // with pd_clear, one word per cycle after it, the last at most 4 cycles after intake.
+    if (pre_q) begin
+      pd_wr_en   <= 1'b1;
+      pd_wr_idx  <= {5'd0, pre_idx_q};
+      pd_wr_data <= h_inline_pd[64*pre_idx_q +: 64];
+      pre_idx_q  <= pre_idx_q + 2'd1;
+      if (pre_idx_q == 2'd3 || {5'd0, pre_idx_q + 2'd1, 3'b000} >= h_pd_len) pre_q <= 1'b0;
+    end
+
     stat <= '0;
     case (state_q)
       // ================================================================ job intake
@@ -955,6 +970,14 @@ module bouncer_cm_engine #(
           h_fin_policy <= s_hrej_fin_policy;
           h_ird_ord_valid <= s_hrej_ird_ord_valid;
           h_ird_ord    <= s_hrej_ird_ord;
+          pd_clear     <= 1'b1;
+          if (s_hrej_pd_inline && s_hrej_pd_len != 10'd0) begin
+            pd_wr_en   <= 1'b1;
+            pd_wr_idx  <= '0;
+            pd_wr_data <= s_hrej_inline_pd[63:0];
+            pre_idx_q  <= 2'd1;
+            pre_q      <= s_hrej_pd_len > 10'd8;
+          end
           state_q      <= S_CTX_RD;
         end else if (take_tmr) begin
           job_q   <= J_TMR;
@@ -1081,7 +1104,11 @@ module bouncer_cm_engine #(
             h_major_q <= pl_host.major;
             h_minor_q <= pl_host.minor;
             p_ctrl_b_q <= pl_host.rst_after;
-            state_q   <= E_DROP;
+            // nothing to drop, no request PD, no control segment A: a reject starts now
+            // (the inline PD is in the builder already); anything else takes the epilogue
+            if (!pl_host.rej) state_q <= E_DROP;
+            else if (h_pd_inline || h_pd_len == 10'd0) state_q <= E_REJ_START;
+            else state_q <= E_REJ_LOAD;
           end
           default: begin
             p_q <= pl_tmr;
@@ -1131,24 +1158,15 @@ module bouncer_cm_engine #(
       end
       E_CTRL_A: if (!p_q.ctrl_a || ctl_ready) state_q <= E_REJ_LOAD;
       E_REJ_LOAD: begin
-        beat_q <= '0;
         if (!p_q.rej) begin
           state_q <= E_CTRL_B;
         end else begin
           pd_clear <= 1'b1;
           if (p_q.rej_len == 10'd0) state_q <= E_REJ_START;
-          else if (p_q.rej_src == 2'd0) state_q <= E_REJ_INLINE;
           else state_q <= E_REJ_DMA_CMD;
           if (job_q == J_TMR) p_rej_addr_q <= ctx_q.auto_rej ? lst_tmpl_addr[ADDR_W-1:0] : slot_addr;
           else if (job_q == J_HOST) p_rej_addr_q <= h_pd_addr;
         end
-      end
-      E_REJ_INLINE: begin
-        pd_wr_en   <= 1'b1;
-        pd_wr_idx  <= {4'd0, beat_q};
-        pd_wr_data <= h_inline_pd[64*beat_q[1:0] +: 64];
-        beat_q     <= beat_q + 3'd1;
-        if (beat_q == 3'd3 || {4'd0, beat_q + 3'd1, 3'b000} >= p_q.rej_len) state_q <= E_REJ_START;
       end
       E_REJ_DMA_CMD: if (dma_rd_ready) begin
         pd_wr_idx <= '1;
@@ -1261,6 +1279,7 @@ module bouncer_cm_engine #(
       asm_free_valid <= 1'b0;
       pd_clear <= 1'b0;
       pd_wr_en <= 1'b0;
+      pre_q    <= 1'b0;
     end
   end
 
@@ -1374,7 +1393,7 @@ module bouncer_cm_engine #(
     rctx.snd_nxt = p_q.rej_seq;
     rctx.ip_id   = p_q.rej_ipid;
   end
-  assign pd_len                  = p_q.rej_len;
+  assign pd_len                  = (job_q == J_HOST) ? h_pd_len : p_q.rej_len;
   assign rej_start_valid         = (state_q == E_REJ_START) && !pd_wr_en;
   assign rej_start_ctx           = rctx;
   assign rej_start_fin           = p_q.rej_fin;

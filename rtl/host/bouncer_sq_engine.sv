@@ -20,11 +20,11 @@
 // SQ_SIZE of SQ n (sq_reset[n]) resets that SQ's indices and polarity only; if the engine is
 // working on an SQ n WQE it drops it (no CQE), as a single SQ did. The engine does not pick
 // in a cycle in which any SQ is reset.
-// Latency, doorbell to the CM engine: push = 4 cycles (doorbell pulse/pick, S_SEL, S_DECODE,
-// S_REJ: one more than the single-SQ engine, for the registered round-robin choice and the
-// registered SQ select); ring = S_SEL then one 8-beat DMA read (memory latency + 8), also one
-// cycle more than before. The CQE's LATENCY is doorbell (or end of the previous WQE, of any
-// SQ) to the first TX byte of the reject.
+// Latency, doorbell to the CM engine: push = 3 cycles (doorbell pulse/pick, S_SEL, S_REJ: the
+// push page of every SQ is checked ahead, one registered check per SQ, push_chk_q, so a push
+// WQE skips S_DECODE); ring = S_SEL, one 8-beat DMA read (memory latency + 8), S_DECODE,
+// S_REJ. The CQE's LATENCY is doorbell (or end of the previous WQE, of any SQ) to the first
+// TX byte of the reject.
 `default_nettype none
 module bouncer_sq_engine #(
   parameter int ADDR_W         = 64,
@@ -175,30 +175,53 @@ module bouncer_sq_engine #(
     end
   end
 
-  // the error to report from DECODE, in priority order
-  logic [15:0] dec_major, dec_minor;
-  always_comb begin
-    dec_major = bouncer_regs_pkg::CQ_MAJOR_OK;
-    dec_minor = bouncer_regs_pkg::CQ_MINOR_NONE;
-    if (w.valid != cur_pol_q) begin
-      dec_major = bouncer_regs_pkg::CQ_MAJOR_WQE;
-      dec_minor = bouncer_regs_pkg::CQ_MINOR_STALE_WQE;
-    end else if (w.opcode == bouncer_regs_pkg::SQ_OP_NOP) begin
-      dec_major = bouncer_regs_pkg::CQ_MAJOR_OK;
-    end else if (w.opcode != bouncer_regs_pkg::SQ_OP_MPA_REJECT) begin
-      dec_major = bouncer_regs_pkg::CQ_MAJOR_WQE;
-      dec_minor = bouncer_regs_pkg::CQ_MINOR_BAD_OPCODE;
-    end else if ((w.pd_inline && w.pd_len > 16'(bouncer_regs_pkg::INLINE_PD_MAX))
-                 || w.pd_len > 16'(bouncer_regs_pkg::MPA_PD_MAX)) begin
-      dec_major = bouncer_regs_pkg::CQ_MAJOR_WQE;
-      dec_minor = bouncer_regs_pkg::CQ_MINOR_PD_TOO_LONG;
-    end else if (!w.pd_inline && w.pd_len != 16'd0 && w.pd_addr[2:0] != 3'd0) begin
-      dec_major = bouncer_regs_pkg::CQ_MAJOR_WQE;
-      dec_minor = bouncer_regs_pkg::CQ_MINOR_ADDR_MISALIGNED;
-    end else if ((w.cm_id >> CTX_DEPTH_LOG2) != 24'd0) begin
-      dec_major = bouncer_regs_pkg::CQ_MAJOR_CTX;
-      dec_minor = bouncer_regs_pkg::CQ_MINOR_CM_ID_RANGE;
+  // the checks of a WQE, in priority order: {a reject that passed, the error to report or OK}
+  function automatic logic [32:0] wqe_check(input logic [511:0] img, input logic pol);
+    /* verilator lint_off UNUSEDSIGNAL */  // a view: reserved bits are unused
+    bouncer_regs_pkg::sq_wqe_t v;
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic [15:0] maj, mnr;
+    logic        go;
+    v   = img;
+    go  = 1'b0;
+    maj = bouncer_regs_pkg::CQ_MAJOR_OK;
+    mnr = bouncer_regs_pkg::CQ_MINOR_NONE;
+    if (v.valid != pol) begin
+      maj = bouncer_regs_pkg::CQ_MAJOR_WQE;
+      mnr = bouncer_regs_pkg::CQ_MINOR_STALE_WQE;
+    end else if (v.opcode == bouncer_regs_pkg::SQ_OP_NOP) begin
+      maj = bouncer_regs_pkg::CQ_MAJOR_OK;
+    end else if (v.opcode != bouncer_regs_pkg::SQ_OP_MPA_REJECT) begin
+      maj = bouncer_regs_pkg::CQ_MAJOR_WQE;
+      mnr = bouncer_regs_pkg::CQ_MINOR_BAD_OPCODE;
+    end else if ((v.pd_inline && v.pd_len > 16'(bouncer_regs_pkg::INLINE_PD_MAX))
+                 || v.pd_len > 16'(bouncer_regs_pkg::MPA_PD_MAX)) begin
+      maj = bouncer_regs_pkg::CQ_MAJOR_WQE;
+      mnr = bouncer_regs_pkg::CQ_MINOR_PD_TOO_LONG;
+    end else if (!v.pd_inline && v.pd_len != 16'd0 && v.pd_addr[2:0] != 3'd0) begin
+      maj = bouncer_regs_pkg::CQ_MAJOR_WQE;
+      mnr = bouncer_regs_pkg::CQ_MINOR_ADDR_MISALIGNED;
+    end else if ((v.cm_id >> CTX_DEPTH_LOG2) != 24'd0) begin
+      maj = bouncer_regs_pkg::CQ_MAJOR_CTX;
+      mnr = bouncer_regs_pkg::CQ_MINOR_CM_ID_RANGE;
+    end else begin
+      go  = 1'b1;
     end
+    wqe_check = {go, maj, mnr};
+  endfunction
+
+  // a fetched WQE is checked in S_DECODE; a push page is checked ahead, every cycle, per SQ
+  // (push_chk_q, registered like push_hit_q: valid whenever the page is still armed, since
+  // a page write disarms it), so a push WQE goes from S_SEL straight to S_REJ
+  logic [15:0] dec_major, dec_minor;
+  logic        dec_go;
+  assign {dec_go, dec_major, dec_minor} = wqe_check(wqe_q, cur_pol_q);
+  logic [32:0] push_chk_q [NUM_SQ];
+  logic [32:0] cur_push_chk;   // the selected SQ's: {a reject that passed, major, minor}
+  always_comb begin
+    cur_push_chk = '0;
+    for (int n = 0; n < NUM_SQ; n++)
+      if (cur_q == 2'(n)) cur_push_chk = push_chk_q[n];
   end
 
   always_ff @(posedge clk) begin
@@ -211,6 +234,7 @@ module bouncer_sq_engine #(
     for (int n = 0; n < NUM_SQ; n++) begin
       if (sq_db && sq_db_sq == 2'(n)) db_ts_q[n] <= cycle_count;
       push_hit_q[n] <= push_armed[n] && ((push_idx[15*n +: 15] & mask[n]) == ci_q[n]);
+      push_chk_q[n] <= wqe_check(push_wqe[512*n +: 512], pol_q[n]);
     end
 
     case (state_q)
@@ -236,7 +260,10 @@ module bouncer_sq_engine #(
           from_push_q    <= 1'b1;
           for (int n = 0; n < NUM_SQ; n++) push_take[n] <= (cur_q == 2'(n));
           stat_push_used <= 1'b1;
-          state_q        <= S_DECODE;
+          // checked already (push_chk_q): an error or a NOP completes, a reject goes out
+          major_q        <= cur_push_chk[31:16];
+          minor_q        <= cur_push_chk[15:0];
+          state_q        <= cur_push_chk[32] ? S_REJ : S_CQE;
         end else begin
           wqe_q       <= '0;
           from_push_q <= 1'b0;
@@ -264,10 +291,7 @@ module bouncer_sq_engine #(
         if (!from_push_q && w.pushwqe && w.valid == cur_pol_q) stat_push_dropped <= 1'b1;
         major_q <= dec_major;
         minor_q <= dec_minor;
-        if (dec_major != bouncer_regs_pkg::CQ_MAJOR_OK || w.opcode == bouncer_regs_pkg::SQ_OP_NOP)
-          state_q <= S_CQE;
-        else
-          state_q <= S_REJ;
+        state_q <= dec_go ? S_REJ : S_CQE;
       end
       S_REJ: if (rej_ready) state_q <= S_REJ_WAIT;
       S_REJ_WAIT: if (rsp_valid) begin

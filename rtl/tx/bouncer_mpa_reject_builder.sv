@@ -4,12 +4,14 @@
 //
 // The frame is exactly docs/reject-frame.md. Usage:
 //   1. pulse pd_clear, hold pd_len; write the private data as 64-bit words
-//      (pd_wr_idx = word index, byte 0 of the PD in bits [7:0] of word 0). The PD
-//      checksum accumulates as the words are written, so the DMA can feed it directly.
+//      (pd_wr_idx = word index, byte 0 of the PD in bits [7:0] of word 0), from the cycle
+//      of pd_clear on (a word written with pd_clear is the PD's first). The PD checksum
+//      accumulates as the words are written, so the DMA can feed it directly.
 //   2. start (valid/ready) with the connection context and the WQE options.
 //   3. the frame streams out; first_beat pulses on the first handshake, done on the last.
-// Latency: start -> first beat valid = 4 cycles (field latch, checksum partial sums,
-// checksum totals, fold + header register). Throughput: one beat per cycle with tready.
+// Latency: start -> first beat valid = 3 cycles (field latch with the checksum partial
+// sums, computed from the start inputs; checksum totals; fold + header register).
+// Throughput: one beat per cycle with tready.
 // seq_advance (MPA bytes + FIN) and frame_len are valid from 1 cycle after start until
 // the next start.
 `default_nettype none
@@ -84,13 +86,14 @@ module bouncer_mpa_reject_builder #(
     else pd_nvalid = rem[3:0];
   end
   always_ff @(posedge clk) begin
-    if (pd_clear) pd_sum_q <= '0;
-    else if (pd_wr_en) pd_sum_q <= pd_sum_q + {14'd0, bouncer_util_pkg::qword_be_sum(pd_wr_data, pd_nvalid)};
+    // a word written with pd_clear is the first of the new PD
+    if (pd_wr_en) pd_sum_q <= (pd_clear ? 32'd0 : pd_sum_q) + {14'd0, bouncer_util_pkg::qword_be_sum(pd_wr_data, pd_nvalid)};
+    else if (pd_clear) pd_sum_q <= '0;
     if (rst) pd_sum_q <= '0;
   end
 
   // ------------------------------------------------------------------ fields (stage 0)
-  typedef enum logic [2:0] {S_IDLE, S_SUM1, S_SUM2, S_FOLD, S_STREAM} state_t;
+  typedef enum logic [1:0] {S_IDLE, S_SUM2, S_FOLD, S_STREAM} state_t;
   state_t state_q;
 
   /* verilator lint_off UNUSEDSIGNAL */  // reserved and CQP-only bits
@@ -99,7 +102,7 @@ module bouncer_mpa_reject_builder #(
   logic        fin_q;
   logic [31:0] ird_ord_q;
   logic        enh;
-  logic [15:0] pdl, mpa_len, ip_total, tcp_len;
+  logic [15:0] pdl, ip_total;
   logic [7:0]  mflags, tflags;
   logic [1:0]  hsel;                  // 0: H0, 1: H1, 2: H2
 
@@ -108,12 +111,31 @@ module bouncer_mpa_reject_builder #(
   always_comb begin
     enh      = (ctx_q.req_rev == 8'd2) && ctx_q.req_flags[4];
     pdl      = {6'd0, pd_len} + (enh ? 16'd4 : 16'd0);
-    mpa_len  = 16'd20 + pdl;
-    ip_total = 16'd40 + mpa_len;
-    tcp_len  = 16'd20 + mpa_len;
+    ip_total = 16'd60 + pdl;
     mflags   = (ctx_q.req_flags & 8'hC0) | 8'h20 | (enh ? 8'h10 : 8'h00);
     tflags   = 8'h18 | {7'd0, fin_q};
     hsel     = 2'({1'b0, ctx_q.vlan_en} + {1'b0, enh});
+  end
+
+  // the same fields from the start inputs: the checksum partial sums are taken at the start
+  /* verilator lint_off UNUSEDSIGNAL */  // reserved and CQP-only bits
+  bouncer_regs_pkg::cm_ctx_t sc;
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic        s_enh;
+  logic [15:0] s_pdl, s_mpa_len, s_ip_total, s_tcp_len, s_hlen;
+  logic [7:0]  s_mflags, s_tflags;
+  logic [31:0] s_io;
+  always_comb begin
+    sc         = start_ctx;
+    s_enh      = (sc.req_rev == 8'd2) && sc.req_flags[4];
+    s_pdl      = {6'd0, pd_len} + (s_enh ? 16'd4 : 16'd0);
+    s_mpa_len  = 16'd20 + s_pdl;
+    s_ip_total = 16'd40 + s_mpa_len;
+    s_tcp_len  = 16'd20 + s_mpa_len;
+    s_mflags   = (sc.req_flags & 8'hC0) | 8'h20 | (s_enh ? 8'h10 : 8'h00);
+    s_tflags   = 8'h18 | {7'd0, start_fin};
+    s_io       = start_ird_ord_valid ? start_ird_ord : default_ird_ord(sc.req_ird_ord);
+    s_hlen     = 16'(H0) + (sc.vlan_en ? 16'd4 : 16'd0) + (s_enh ? 16'd4 : 16'd0);
   end
 
   // default reply IRD/ORD word: P2P + "no IRD/ORD", and one RTR bit (the request's Read RTR,
@@ -230,14 +252,6 @@ module bouncer_mpa_reject_builder #(
     end
   end
 
-  logic [15:0] hlen;
-  always_comb begin
-    case (hsel)
-      2'd0:    hlen = 16'(H0);
-      2'd1:    hlen = 16'(H1);
-      default: hlen = 16'(H2);
-    endcase
-  end
 
   always_ff @(posedge clk) begin
     first_beat <= 1'b0;
@@ -247,26 +261,23 @@ module bouncer_mpa_reject_builder #(
         if (start_valid) begin
           ctx_q     <= start_ctx;
           fin_q     <= start_fin;
-          ird_ord_q <= start_ird_ord_valid ? start_ird_ord
-                                           : default_ird_ord(start_ctx[bouncer_regs_pkg::CM_CTX_REQ_IRD_ORD_LSB +: 32]);
-          state_q   <= S_SUM1;
+          ird_ord_q <= s_io;
+          // checksum partial sums of the header fields (the PD's comes from pd_sum_q)
+          s_a_q <= {4'd0, 8'h45, sc.tos} + {4'd0, s_ip_total} + {4'd0, sc.ip_id}
+                 + 20'h04000 + {4'd0, sc.ttl, 8'h06};
+          s_b_q <= {4'd0, sc.loc_ip[31:16]} + {4'd0, sc.loc_ip[15:0]}
+                 + {4'd0, sc.rem_ip[31:16]} + {4'd0, sc.rem_ip[15:0]};
+          s_c_q <= 20'd6 + {4'd0, s_tcp_len} + {4'd0, sc.loc_port} + {4'd0, sc.rem_port}
+                 + {4'd0, sc.snd_nxt[31:16]} + {4'd0, sc.snd_nxt[15:0]};
+          s_d_q <= {4'd0, sc.rcv_nxt[31:16]} + {4'd0, sc.rcv_nxt[15:0]}
+                 + {4'd0, 8'h50, s_tflags} + {4'd0, sc.rcv_wnd} + KEY_SUM;
+          s_e_q <= {4'd0, s_mflags, sc.req_rev} + {4'd0, s_pdl}
+                 + (s_enh ? ({4'd0, s_io[31:16]} + {4'd0, s_io[15:0]}) : 20'd0);
+          flen_q      <= s_hlen + {6'd0, pd_len};
+          seq_advance <= s_mpa_len + {15'd0, start_fin};
+          q_q         <= 8'(32'(s_hlen) / WB);
+          state_q     <= S_SUM2;
         end
-      end
-      S_SUM1: begin
-        s_a_q <= {4'd0, 8'h45, ctx_q.tos} + {4'd0, ip_total} + {4'd0, ctx_q.ip_id}
-               + 20'h04000 + {4'd0, ctx_q.ttl, 8'h06};
-        s_b_q <= {4'd0, ctx_q.loc_ip[31:16]} + {4'd0, ctx_q.loc_ip[15:0]}
-               + {4'd0, ctx_q.rem_ip[31:16]} + {4'd0, ctx_q.rem_ip[15:0]};
-        s_c_q <= 20'd6 + {4'd0, tcp_len} + {4'd0, ctx_q.loc_port} + {4'd0, ctx_q.rem_port}
-               + {4'd0, ctx_q.snd_nxt[31:16]} + {4'd0, ctx_q.snd_nxt[15:0]};
-        s_d_q <= {4'd0, ctx_q.rcv_nxt[31:16]} + {4'd0, ctx_q.rcv_nxt[15:0]}
-               + {4'd0, 8'h50, tflags} + {4'd0, ctx_q.rcv_wnd} + KEY_SUM;
-        s_e_q <= {4'd0, mflags, ctx_q.req_rev} + {4'd0, pdl}
-               + (enh ? ({4'd0, ird_ord_q[31:16]} + {4'd0, ird_ord_q[15:0]}) : 20'd0);
-        flen_q      <= hlen + {6'd0, pd_len};
-        seq_advance <= mpa_len + {15'd0, fin_q};
-        q_q         <= 8'(32'(hlen) / WB);
-        state_q     <= S_SUM2;
       end
       S_SUM2: begin
         ip_tot_q  <= {12'd0, s_a_q} + {12'd0, s_b_q};
