@@ -29,6 +29,7 @@ checks=(
   "tx_arb|formal_tx_arb|12|7|rtl/common/bouncer_rr_arbiter.sv rtl/tx/bouncer_tx_arb.sv"
   "rr_arbiter|formal_rr_arbiter|12|6|rtl/common/bouncer_rr_arbiter.sv"
   "cq_writer|formal_cq_writer|16|8|rtl/host/bouncer_regs_pkg.sv rtl/host/bouncer_cq_writer.sv"
+  "sq_engine|formal_sq_engine|12|6|rtl/host/bouncer_regs_pkg.sv rtl/common/bouncer_rr_arbiter.sv rtl/host/bouncer_sq_engine.sv"
   "axil_regs|formal_axil_regs|10|5|rtl/host/bouncer_regs_pkg.sv rtl/host/bouncer_axil_regs.sv"
   "tcp_ctrl_builder|formal_tcp_ctrl_builder|14|7|rtl/common/bouncer_util_pkg.sv rtl/tx/bouncer_tcp_ctrl_builder.sv"
   "mpa_reject_builder|formal_mpa_reject_builder|14|7|rtl/host/bouncer_regs_pkg.sv rtl/common/bouncer_util_pkg.sv rtl/tx/bouncer_mpa_reject_builder.sv"
@@ -38,6 +39,8 @@ mutants=(
   "tx_arb_no_skid|tx_arb|rtl/tx/bouncer_tx_arb.sv|s/assign in_ready = !skid_v_q;/assign in_ready = 1'b1;/|input taken while the skid register is full: the held output beat is overwritten"
   "cq_writer_no_full|cq_writer|rtl/host/bouncer_cq_writer.sv|s/assign dma_valid = s_cqe_valid \&\& !busy_q \&\& !full;/assign dma_valid = s_cqe_valid \&\& !busy_q;/|writes while the ring is full: overruns an entry the host has not consumed"
   "rr_arbiter_repeat|rr_arbiter|rtl/common/bouncer_rr_arbiter.sv|s/(W'(i) > last_q)/(W'(i) >= last_q)/|the last winner may win again while others wait: not round robin"
+  "sq_engine_pol_early|sq_engine|rtl/host/bouncer_sq_engine.sv|s/\& cur_mask_q) == 15'd0) pol_q\[n\]/\& cur_mask_q) == 15'd1) pol_q[n]/|the expected polarity flips at index 1 instead of at the wrap to 0: good WQEs are taken as stale"
+  "sq_engine_overrun|sq_engine|rtl/host/bouncer_sq_engine.sv|s/assign pending\[n\] = enable \&\& (ci_q\[n\] != (sq_pi\[15\*n +: 15\] \& mask\[n\]));/assign pending[n] = enable;/|an SQ counts as pending without a posted WQE: the engine consumes slots past PI"
   "axil_regs_bvalid_drop|axil_regs|rtl/host/bouncer_axil_regs.sv|s/if (s_axil_bready) bvalid_q <= 1'b0;/bvalid_q <= 1'b0;/|bvalid dropped without bready: a write response is lost"
 )
 
