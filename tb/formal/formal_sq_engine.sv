@@ -13,8 +13,9 @@
 //   - DMA: one command in flight (dma_ready only when none is), beats only for it, rd_last on
 //     the 8th beat or earlier with rd_err (the watchdog); the CM engine takes a reject only
 //     when it has none open, answers each exactly once and never with the engine's own
-//     stale-WQE code; enable, doorbell pulses, push pages (armed, index, image) and every
-//     ready are free.
+//     stale-WQE code; a push image changes only while its page is disarmed (a page write
+//     disarms it); enable, doorbell pulses, push pages (armed, index, image) and every ready
+//     are otherwise free.
 // Shadow model kept by the harness, per SQ: CI (0 at reset / sq_reset, +1 mod size per CQE of
 // that SQ) and the expected polarity (1 at reset / sq_reset, flips when CI wraps to 0).
 // Asserts: sq_ci = shadow CI and < ring size; the engine is busy only with a posted WQE
@@ -202,6 +203,15 @@ module formal_sq_engine (
   end
 
   wire [14:0] pi_q0 = pi_q[14:0], pi_q1 = pi_q[29:15];
+  wire [58:0] push_img0 = {push_v[0], push_op[5:0], push_inl[0], push_len[15:0], push_cm_id[23:0],
+                           push_addr_lo[2:0], push_wrid[7:0]};
+  wire [58:0] push_img1 = {push_v[1], push_op[11:6], push_inl[1], push_len[31:16],
+                           push_cm_id[47:24], push_addr_lo[5:3], push_wrid[15:8]};
+  reg  [58:0] push_img0_q, push_img1_q;
+  always @(posedge clk) begin
+    push_img0_q <= push_img0;
+    push_img1_q <= push_img1;
+  end
   wire [14:0] ci_q0 = ci_q[14:0], ci_q1 = ci_q[29:15];
   always @* begin
     if (!init_q && !rst) begin
@@ -212,6 +222,9 @@ module formal_sq_engine (
       else assume ((pi1 & ~mask1) == 15'd0
                    && ((pi1 - ci_q1) & mask1) >= ((pi_q1 - ci_q1) & mask1));
     end
+    // a push page changes only while disarmed (a page write disarms it in the same edge)
+    if (!init_q && push_img0 != push_img0_q) assume (!push_armed[0]);
+    if (!init_q && push_img1 != push_img1_q) assume (!push_armed[1]);
     if (dma_ready) assume (!dma_out_q);
     if (rd_valid) assume (dma_out_q);
     if (rd_last) assume (rd_valid);
