@@ -31,6 +31,7 @@ checks=(
   "cq_writer|formal_cq_writer|16|8|rtl/host/bouncer_regs_pkg.sv rtl/host/bouncer_cq_writer.sv"
   "sq_engine|formal_sq_engine|12|6|rtl/host/bouncer_regs_pkg.sv rtl/common/bouncer_rr_arbiter.sv rtl/host/bouncer_sq_engine.sv"
   "axil_regs|formal_axil_regs|10|5|rtl/host/bouncer_regs_pkg.sv rtl/host/bouncer_axil_regs.sv"
+  "axil_db|formal_axil_db|7|4|rtl/host/bouncer_regs_pkg.sv rtl/host/bouncer_axil_regs.sv"
   "tcp_ctrl_builder|formal_tcp_ctrl_builder|14|7|rtl/common/bouncer_util_pkg.sv rtl/tx/bouncer_tcp_ctrl_builder.sv"
   "mpa_reject_builder|formal_mpa_reject_builder|14|7|rtl/host/bouncer_regs_pkg.sv rtl/common/bouncer_util_pkg.sv rtl/tx/bouncer_mpa_reject_builder.sv"
 )
@@ -41,6 +42,7 @@ mutants=(
   "rr_arbiter_repeat|rr_arbiter|rtl/common/bouncer_rr_arbiter.sv|s/(W'(i) > last_q)/(W'(i) >= last_q)/|the last winner may win again while others wait: not round robin"
   "sq_engine_pol_early|sq_engine|rtl/host/bouncer_sq_engine.sv|s/\& cur_mask_q) == 15'd0) pol_q\[n\]/\& cur_mask_q) == 15'd1) pol_q[n]/|the expected polarity flips at index 1 instead of at the wrap to 0: good WQEs are taken as stale"
   "sq_engine_overrun|sq_engine|rtl/host/bouncer_sq_engine.sv|s/assign pending\[n\] = enable \&\& (ci_q\[n\] != (sq_pi\[15\*n +: 15\] \& mask\[n\]));/assign pending[n] = enable;/|an SQ counts as pending without a posted WQE: the engine consumes slots past PI"
+  "axil_regs_no_lap|axil_db|rtl/host/bouncer_axil_regs.sv|s/else if (((idx - ci) \& m) < ((pi - ci) \& m))/else if (1'b0)/|no lap check: a doorbell that posts more WQEs than the ring has free slots is accepted, the pending count wraps and WQEs are lost"
   "axil_regs_bvalid_drop|axil_regs|rtl/host/bouncer_axil_regs.sv|s/if (s_axil_bready) bvalid_q <= 1'b0;/bvalid_q <= 1'b0;/|bvalid dropped without bready: a write response is lost"
 )
 
