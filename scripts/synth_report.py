@@ -944,8 +944,8 @@ tenth of the CPU time and gives the same netlist byte for byte (`BOUNCER_SYNTH_M
 turns it off).
 
 - **Per instance.** A flat synthesis optimises across module boundaries, which a hierarchical
-  one cannot (tied-off inputs, unused outputs), so its totals are the ones that matter (the
-  cross-check tables below show how much larger the hierarchical netlist is). The
+  one cannot (tied-off inputs, unused outputs), so its totals are the ones that matter (with
+  `--hier`, cross-check tables show how much larger the hierarchical netlist is). The
   per-instance figures are therefore attributed in the flat netlist: a cell belongs to the
   deepest instance among the hierarchical names (Yosys' `hdlname`, or the `$flatten` prefix of
   techmapped arithmetic) of its own name or of its output net, input-port aliases excluded;
