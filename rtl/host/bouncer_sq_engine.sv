@@ -176,32 +176,34 @@ module bouncer_sq_engine #(
   end
 
   // the checks of a WQE, in priority order: {a reject that passed, the error to report or OK}
+  // (bit slices, not the sq_wqe_t view: Yosys 0.23 cannot size a struct local of a function)
   function automatic logic [32:0] wqe_check(input logic [511:0] img, input logic pol);
-    /* verilator lint_off UNUSEDSIGNAL */  // a view: reserved bits are unused
-    bouncer_regs_pkg::sq_wqe_t v;
-    /* verilator lint_on UNUSEDSIGNAL */
-    logic [15:0] maj, mnr;
-    logic        go;
-    v   = img;
+    logic [15:0] maj, mnr, pd_len;
+    logic        go, pd_inline;
+    logic [5:0]  op;
+    pd_len    = img[bouncer_regs_pkg::SQ_WQE_PD_LEN_LSB +: 16];
+    pd_inline = img[bouncer_regs_pkg::SQ_WQE_PD_INLINE_LSB];
+    op        = img[bouncer_regs_pkg::SQ_WQE_OPCODE_LSB +: 6];
     go  = 1'b0;
     maj = bouncer_regs_pkg::CQ_MAJOR_OK;
     mnr = bouncer_regs_pkg::CQ_MINOR_NONE;
-    if (v.valid != pol) begin
+    if (img[bouncer_regs_pkg::SQ_WQE_VALID_LSB] != pol) begin
       maj = bouncer_regs_pkg::CQ_MAJOR_WQE;
       mnr = bouncer_regs_pkg::CQ_MINOR_STALE_WQE;
-    end else if (v.opcode == bouncer_regs_pkg::SQ_OP_NOP) begin
+    end else if (op == bouncer_regs_pkg::SQ_OP_NOP) begin
       maj = bouncer_regs_pkg::CQ_MAJOR_OK;
-    end else if (v.opcode != bouncer_regs_pkg::SQ_OP_MPA_REJECT) begin
+    end else if (op != bouncer_regs_pkg::SQ_OP_MPA_REJECT) begin
       maj = bouncer_regs_pkg::CQ_MAJOR_WQE;
       mnr = bouncer_regs_pkg::CQ_MINOR_BAD_OPCODE;
-    end else if ((v.pd_inline && v.pd_len > 16'(bouncer_regs_pkg::INLINE_PD_MAX))
-                 || v.pd_len > 16'(bouncer_regs_pkg::MPA_PD_MAX)) begin
+    end else if ((pd_inline && pd_len > 16'(bouncer_regs_pkg::INLINE_PD_MAX))
+                 || pd_len > 16'(bouncer_regs_pkg::MPA_PD_MAX)) begin
       maj = bouncer_regs_pkg::CQ_MAJOR_WQE;
       mnr = bouncer_regs_pkg::CQ_MINOR_PD_TOO_LONG;
-    end else if (!v.pd_inline && v.pd_len != 16'd0 && v.pd_addr[2:0] != 3'd0) begin
+    end else if (!pd_inline && pd_len != 16'd0
+                 && img[bouncer_regs_pkg::SQ_WQE_PD_ADDR_LSB +: 3] != 3'd0) begin
       maj = bouncer_regs_pkg::CQ_MAJOR_WQE;
       mnr = bouncer_regs_pkg::CQ_MINOR_ADDR_MISALIGNED;
-    end else if ((v.cm_id >> CTX_DEPTH_LOG2) != 24'd0) begin
+    end else if ((img[bouncer_regs_pkg::SQ_WQE_CM_ID_LSB +: 24] >> CTX_DEPTH_LOG2) != 24'd0) begin
       maj = bouncer_regs_pkg::CQ_MAJOR_CTX;
       mnr = bouncer_regs_pkg::CQ_MINOR_CM_ID_RANGE;
     end else begin
