@@ -23,8 +23,9 @@
 // WQE (one busy interval) at most one ring fetch or push take, at most one reject, and the
 // interval ends with exactly one CQE or with a drop by that SQ's sq_reset; the fetch address
 // is base + 64 CI; a push image is taken only if the page was armed for CI two cycles before
-// and still armed one cycle before; a reject goes out only for a WQE read without error whose
-// VALID bit equals the expected polarity and whose opcode is MPA_REJECT; the CQE carries the
+// and still armed one cycle before (the take comes with the first offer of that WQE's
+// reject or, for an error or a NOP checked ahead, of its CQE); a reject goes out only for a
+// WQE read without error whose VALID bit equals the expected polarity and whose opcode is MPA_REJECT; the CQE carries the
 // SQ, WQEIDX = CI, the WQE's wr_id, a DMA error for a failed fetch, STALE_WQE exactly when the
 // VALID bit differs from the expected polarity; dma, rej and cqe obey formal_axis_check; a
 // second copy from another initial state agrees on every valid/ready/status output.
@@ -321,6 +322,17 @@ module formal_sq_engine (
     end
   end
 
+  // the capture as of this cycle: a push WQE is taken (push_take) in the cycle its reject or
+  // its CQE (an error or a NOP, checked ahead) is first offered, from the image of the cycle
+  // before (S_SEL); the registered record above sees it one cycle later
+  wire        take_now    = |a_take && a_busy;
+  wire        ep_push_w   = ep_push_q || take_now;
+  wire        cap_done_w  = cap_done_q || take_now;
+  wire        cap_err_w   = cap_err_q && !take_now;
+  wire        cap_valid_w = take_now ? (a_take[1] ? pv_q[1] : pv_q[0]) : cap_valid_q;
+  wire [5:0]  cap_op_w    = take_now ? (a_take[1] ? pop_q[11:6] : pop_q[5:0]) : cap_op_q;
+  wire [63:0] cap_wrid_w  = take_now ? (a_take[1] ? pwr_q[127:64] : pwr_q[63:0]) : cap_wrid_q;
+
   // ---------------------------------------------------------------- properties
   bouncer_regs_pkg::cqe_t c;
   assign c = a_cqe;
@@ -359,21 +371,21 @@ module formal_sq_engine (
         end
         // a reject only for a good WQE with the expected polarity
         if (a_rej_valid) begin
-          assert (cap_done_q && !cap_err_q && (ep_dma_q || ep_push_q));
-          assert (cap_valid_q == sh_cur_pol);
-          assert (cap_op_q == bouncer_regs_pkg::SQ_OP_MPA_REJECT);
+          assert (cap_done_w && !cap_err_w && (ep_dma_q || ep_push_w));
+          assert (cap_valid_w == sh_cur_pol);
+          assert (cap_op_w == bouncer_regs_pkg::SQ_OP_MPA_REJECT);
           assert (a_cur_ci == sh_cur_ci);
         end
         if (rej_fire) assert (!ep_rej_q);
         // the CQE: SQ, index, wr_id, error code; polarity
         if (a_cqe_valid) begin
           assert (c.sq_idx == {2'd0, a_cur} && c.wqeidx == sh_cur_ci && a_cur_ci == sh_cur_ci);
-          assert (cap_done_q && (ep_dma_q || ep_push_q));
+          assert (cap_done_w && (ep_dma_q || ep_push_w));
           assert (c.error == (c.majerr != bouncer_regs_pkg::CQ_MAJOR_OK));
-          if (cap_err_q) assert (c.majerr == bouncer_regs_pkg::CQ_MAJOR_DMA);
+          if (cap_err_w) assert (c.majerr == bouncer_regs_pkg::CQ_MAJOR_DMA);
           else begin
-            assert (c.wr_id == cap_wrid_q);
-            if (cap_valid_q != sh_cur_pol) assert (stale && !ep_rej_q);
+            assert (c.wr_id == cap_wrid_w);
+            if (cap_valid_w != sh_cur_pol) assert (stale && !ep_rej_q);
             else assert (!stale);
           end
         end
