@@ -84,7 +84,7 @@ fi
 run_check() {
   local name=$1 top=$2 depth=$3; shift 3
   local srcs=("$@") smt="$work/$name.smt2" log="$work/$name.log"
-  if ! yosys -q -l "$work/$name.yosys.log" -p "read_verilog -formal -sv ${srcs[*]} $root/tb/formal/formal_axis_check.sv $root/tb/formal/$top.sv; prep -flatten -top $top; memory_map; opt -fast; async2sync; dffunmap; write_smt2 -wires $smt" \
+  if ! yosys -q -l "$work/$name.yosys.log" -p "read_verilog -formal -sv ${srcs[*]} $root/tb/formal/formal_axis_check.sv $root/tb/formal/formal_axil_check.sv $root/tb/formal/$top.sv; prep -flatten -top $top; memory_map; opt -fast; async2sync; dffunmap; write_smt2 -wires $smt" \
       >/dev/null 2>&1; then
     echo ERROR; return
   fi
