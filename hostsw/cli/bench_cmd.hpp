@@ -3,13 +3,16 @@
 // XRT): the same probe-measured reject sweep, bouncer/probe_bench.hpp, over either backend.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 
 #include "bouncer/cm.hpp"
 #include "bouncer/device.hpp"
 #include "bouncer/probe_bench.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace bouncer::cli {
 

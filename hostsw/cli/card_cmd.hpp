@@ -7,10 +7,13 @@
 //            with CTRL.LOOPBACK set so that nothing leaves it
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
 
 #include "bench_cmd.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace bouncer::cli {
 

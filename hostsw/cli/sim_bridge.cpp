@@ -150,7 +150,8 @@ int run_bridge_mode(const SimOptions& o) {
     platform.run([&](hal::Device& hal) {
       DeviceConfig dc;
       dc.timers = sim_timers_for_bridge();
-      if (o.mac_filter) dc.tcp = TcpConfig{.promisc = false, .port_mac = kBridgeMac};
+      if (o.mac_filter)
+        dc.tcp = TcpConfig{.promisc = false, .port_mac = kBridgeMac, .port_ip = kBridgeIp};
       auto dev = Device::open(hal, dc);
       if (!dev) {
         fmt::print(stderr, "bouncer sim: open: {}: {}\n", errc_name(dev.error().code),

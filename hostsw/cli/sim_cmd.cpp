@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstddef>
 #include <exception>
@@ -181,8 +182,8 @@ void add_sim_options(CLI::App& app, SimOptions& o) {
       ->capture_default_str();
   app.add_flag("--fin", o.fin, "FIN in the reject segment (= --fin-policy irdma)");
   app.add_flag("--mac-filter", o.mac_filter,
-               "Take only frames to the listener's MAC (CM_ROUTE.PROMISC 0, PORT_MAC); others are "
-               "dropped and counted in STAT_RX_FILTERED");
+               "Take only frames to the listener's MAC and IPv4 address (CM_ROUTE.PROMISC 0, "
+               "PORT_MAC, PORT_IP); others are dropped and counted in STAT_RX_FILTERED");
   auto* b = app.add_option_group(
       "bridge", "--mode bridge: Bouncer is 10.0.0.2 / 02:00:00:00:00:02 on the guest's link");
   b->add_option("--bridge-local", o.bridge_local,

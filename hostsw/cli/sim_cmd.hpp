@@ -11,13 +11,16 @@
 //    (sim_selftest.cpp); the same code as `bouncer card selftest`.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "bouncer/regs.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace bouncer::cli {
 
@@ -49,7 +52,7 @@ struct SimOptions {
   std::string bridge_remote = "127.0.0.1:17002";  // QEMU's -netdev dgram local address
   uint16_t port = 20049;                          // listener port
   bool no_listener = false;                       // SYNs get a RST
-  bool mac_filter = false;  // CM_ROUTE.PROMISC 0, PORT_MAC = the listener's MAC
+  bool mac_filter = false;  // CM_ROUTE.PROMISC 0, PORT_MAC/PORT_IP = the listener's
   std::string template_pd = "bouncer: refused by listener policy";  // auto-reject PD
   unsigned connections_limit = 0;  // stop once this many requests were settled (0: never)
   double max_wall_s = 600;         // stop after this many wall seconds (0: never)

@@ -188,7 +188,8 @@ int run_peer_mode(const SimOptions& o) {
       DeviceConfig dc;
       dc.isn_key = key_from_seed(o.seed);
       dc.timers = sim_timers();
-      if (o.mac_filter) dc.tcp = TcpConfig{.promisc = false, .port_mac = kLocalMac};
+      if (o.mac_filter)
+        dc.tcp = TcpConfig{.promisc = false, .port_mac = kLocalMac, .port_ip = kLocalIp};
       auto dev = Device::open(hal, dc);
       if (!dev) {
         fmt::print(stderr, "bouncer sim: open: {}: {}\n", errc_name(dev.error().code),

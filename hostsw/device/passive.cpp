@@ -56,6 +56,12 @@ Result<void> validate_tcp(const TcpConfig& t) {
                                   "(port_mac {:012x} would drop every frame)",
                                   mac));
   }
+  if (t.port_ip >> 28 == 0xE || t.port_ip == 0xFFFFFFFF) {
+    return make_error(Errc::kInvalidArgument,
+                      fmt::format("port_ip {:08x} is a multicast or broadcast address, not a "
+                                  "host's own (0: take any destination)",
+                                  t.port_ip));
+  }
   return {};
 }
 
@@ -78,6 +84,7 @@ void write_tcp(hal::Device& hal, const TcpConfig& t) {
   const uint64_t mac = mac_to_field(t.port_mac);
   hal.write32(r::PORT_MAC_LO, static_cast<uint32_t>(mac));
   hal.write32(r::PORT_MAC_HI, static_cast<uint32_t>(mac >> 32));
+  hal.write32(r::PORT_IP, t.port_ip);
   hal.write32(r::CM_ROUTE, regs::field::CM_ROUTE::PROMISC.put(t.promisc));
 }
 
@@ -267,6 +274,7 @@ TcpConfig Device::read_tcp() {
   t.promisc = regs::field::CM_ROUTE::PROMISC.get(hal_.read32(r::CM_ROUTE)) != 0;
   t.port_mac = mac_from_field(uint64_t{hal_.read32(r::PORT_MAC_HI) & 0xFFFF} << 32 |
                               hal_.read32(r::PORT_MAC_LO));
+  t.port_ip = hal_.read32(r::PORT_IP);
   return t;
 }
 

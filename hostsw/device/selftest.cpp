@@ -167,7 +167,8 @@ std::map<uint32_t, CounterWant> expected_counters(uint32_t tx_bytes, bool push, 
                        "engine must answer RST|ACK"};
   w[r::STAT_RST_RX] = {0, "a RST for no connection is not a valid RST of a connection"};
   w[r::STAT_RX_STRAY] = {2, "the two looped RST|ACKs belong to no connection: dropped, counted"};
-  w[r::STAT_RX_FILTERED] = {0, "the self-test turns the MAC filter off (CM_ROUTE.PROMISC 1)"};
+  w[r::STAT_RX_FILTERED] = {
+      0, "the self-test turns the destination filters off (PROMISC 1, PORT_IP 0)"};
   w[r::STAT_OOW] = {0, "no frame may hit a connection"};
   w[r::STAT_FIN_TX] = {1, "reject B (IRDMA policy) carries the FIN"};
   w[r::STAT_CLOSED] = {0, "host-written contexts are never freed by the engine"};
@@ -190,7 +191,8 @@ std::optional<unsigned> free_listener(const Device& dev) {
 // Undoes what the test changed, in reverse order; each step is attempted even if one fails.
 class Restore {
  public:
-  Restore(Device& dev, uint32_t ctrl, uint32_t route) : dev_(dev), ctrl_(ctrl), route_(route) {}
+  Restore(Device& dev, uint32_t ctrl, uint32_t route, uint32_t port_ip)
+      : dev_(dev), ctrl_(ctrl), route_(route), port_ip_(port_ip) {}
   ~Restore() { (void)run(); }
   Restore(const Restore&) = delete;
   Restore& operator=(const Restore&) = delete;
@@ -213,13 +215,14 @@ class Restore {
     // Frames in flight finish first: the switch takes effect at frame boundaries.
     dev_.hal().write32(r::CTRL, ctrl_ & ~regs::field::CTRL::LOOPBACK.mask());
     dev_.hal().write32(r::CM_ROUTE, route_);
+    dev_.hal().write32(r::PORT_IP, port_ip_);
     if (first) return *first;
     return {};
   }
 
  private:
   Device& dev_;
-  uint32_t ctrl_, route_;
+  uint32_t ctrl_, route_, port_ip_;
   std::optional<unsigned> listener_;
   std::vector<uint32_t> contexts_;
   bool done_ = false;
@@ -308,11 +311,14 @@ Result<SelftestReport> run_loopback_selftest(Device& dev, const SelftestOptions&
 
   const auto before = dev.read_stats();
   const uint64_t t0 = hal.now_cycles();
-  // The looped frames are addressed to the test's own MACs, not PORT_MAC: the destination
-  // filter is off for the test (CM_ROUTE.PROMISC 1) and restored after it.
+  // The looped frames are addressed to the test's own MACs and IPs, not PORT_MAC / PORT_IP:
+  // the destination filters are off for the test (CM_ROUTE.PROMISC 1, PORT_IP 0) and
+  // restored after it.
   const uint32_t route = hal.read32(r::CM_ROUTE);
-  Restore restore(dev, ctrl, route);
+  const uint32_t port_ip = hal.read32(r::PORT_IP);
+  Restore restore(dev, ctrl, route, port_ip);
   hal.write32(r::CM_ROUTE, route | regs::field::CM_ROUTE::PROMISC.mask());
+  hal.write32(r::PORT_IP, 0);
   hal.write32(r::CTRL, ctrl | regs::field::CTRL::LOOPBACK.mask());
 
   // ---- the listener on the remote address, the two contexts

@@ -56,6 +56,7 @@ module bouncer_cm_engine #(
   input  wire [15:0]           tcp_wnd,
   input  wire                  promisc,        // CM_ROUTE.PROMISC
   input  wire [47:0]           port_mac,       // PORT_MAC_HI/LO: the MAC PROMISC 0 accepts
+  input  wire [31:0]           port_ip,        // PORT_IP: the IPv4 destination taken (0: any)
 
   // RX records (bouncer_rx_parser m_meta_*)
   input  wire                  s_rec_valid,
@@ -998,6 +999,9 @@ module bouncer_cm_engine #(
           state_q <= E_DROP;
         end else if (!r_tcp) begin
           p_q.stat[ST_RX_NOT_TCP] <= 1'b1;
+          state_q <= E_DROP;
+        end else if (port_ip != 32'd0 && r_ip_dst != port_ip) begin
+          p_q.stat[ST_RX_FILTERED] <= 1'b1;   // for another host's IP: not routed
           state_q <= E_DROP;
         end else begin
           state_q <= S_CT_LOOKUP;

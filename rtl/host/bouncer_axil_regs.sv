@@ -37,6 +37,7 @@
 //   (probe_pop pulse) and latches its high word for PROBE_DATA_HI. PROBES = 0: they read 0.
 // - DMA_TIMEOUT: the read watchdog (rw, reset 250000 cycles); STAT_DMA_*: DMA fault counters.
 // - PORT_MAC_LO/HI: the MAC the RX filter accepts with CM_ROUTE.PROMISC 0 (rw, reset 0);
+//   PORT_IP: the IPv4 destination the RX filter accepts when non-zero (rw, reset 0);
 //   STAT_RX_FILTERED / STAT_RX_STRAY count the CM engine's filter and no-connection drops.
 // Statistics counters wrap at 2^32.
 `default_nettype none
@@ -136,6 +137,7 @@ module bouncer_axil_regs #(
   output logic [15:0]       tcp_wnd,
   output logic              cm_promisc,
   output logic [47:0]       port_mac,       // PORT_MAC_HI[15:0] : PORT_MAC_LO
+  output logic [31:0]       port_ip,        // PORT_IP (0: any destination address)
   input  wire [16:0]        cm_conns,
   input  wire [23:0]        stat_cm,        // increment pulses, bit i -> STAT_RX_FRAMES + 4 i
 
@@ -216,6 +218,7 @@ module bouncer_axil_regs #(
   logic [3:0]   tcp_wscale_q;
   logic         cm_promisc_q;
   logic [47:0]  port_mac_q;
+  logic [31:0]  port_ip_q;
   logic [31:0]  st_rx_filt_q, st_rx_stray_q;
   logic [NUM_STAT_CM*32-1:0] st_cm_q;
   logic [31:0]  wr_merged_tick;
@@ -422,6 +425,7 @@ module bouncer_axil_regs #(
           if (s_axil_wstrb[0]) port_mac_q[39:32] <= wr_data[7:0];
           if (s_axil_wstrb[1]) port_mac_q[47:40] <= wr_data[15:8];
         end
+        bouncer_regs_pkg::REG_PORT_IP: port_ip_q <= merge(port_ip_q, wr_data, s_axil_wstrb);
         bouncer_regs_pkg::REG_PROBE_CTRL: begin
           if (s_axil_wstrb[0]) begin
             probe_en_q  <= (PROBES != 0) && wr_data[bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB];
@@ -520,6 +524,7 @@ module bouncer_axil_regs #(
       st_dma_wr_err_q <= '0;
       st_dma_to_q     <= '0;
       port_mac_q      <= '0;
+      port_ip_q       <= '0;
       st_rx_filt_q    <= '0;
       st_rx_stray_q   <= '0;
     end
@@ -619,6 +624,7 @@ module bouncer_axil_regs #(
       bouncer_regs_pkg::REG_STAT_DMA_TIMEOUT:  rd_mux = st_dma_to_q;
       bouncer_regs_pkg::REG_PORT_MAC_LO:       rd_mux = port_mac_q[31:0];
       bouncer_regs_pkg::REG_PORT_MAC_HI:       rd_mux = {16'd0, port_mac_q[47:32]};
+      bouncer_regs_pkg::REG_PORT_IP:           rd_mux = port_ip_q;
       bouncer_regs_pkg::REG_STAT_RX_FILTERED:  rd_mux = st_rx_filt_q;
       bouncer_regs_pkg::REG_STAT_RX_STRAY:     rd_mux = st_rx_stray_q;
       bouncer_regs_pkg::REG_PROBE_CTRL:
@@ -715,6 +721,7 @@ module bouncer_axil_regs #(
   assign tcp_wnd       = tcp_wnd_q;
   assign cm_promisc    = cm_promisc_q;
   assign port_mac      = port_mac_q;
+  assign port_ip       = port_ip_q;
   assign dma_timeout   = dma_timeout_q;
   assign probe_enable  = probe_en_q;
   assign probe_clear   = probe_clr_q;

@@ -10,7 +10,7 @@
 package bouncer_regs_pkg;
 
   localparam logic [31:0] ID_VALUE = 32'h424E4352;
-  localparam logic [31:0] VERSION_VALUE = 32'h00000700;
+  localparam logic [31:0] VERSION_VALUE = 32'h00000800;
 
   // ---- constants
   localparam int SQ_WQE_BYTES = 64;  // Size of one SQ descriptor (WQE).
@@ -175,6 +175,7 @@ package bouncer_regs_pkg;
   localparam logic [15:0] REG_DMA_TIMEOUT = 16'h02B0;
   localparam logic [15:0] REG_PORT_MAC_LO = 16'h02B4;
   localparam logic [15:0] REG_PORT_MAC_HI = 16'h02B8;
+  localparam logic [15:0] REG_PORT_IP = 16'h02BC;
   localparam logic [15:0] REG_STAT_RX_FRAMES = 16'h0300;
   localparam logic [15:0] REG_STAT_RX_BAD = 16'h0304;
   localparam logic [15:0] REG_STAT_RX_NOT_TCP = 16'h0308;

@@ -163,6 +163,7 @@ module bouncer_core #(
   logic [23:0]  st_cm;
   logic [25:0]  st_cm_engine;           // bits 24/25: STAT_RX_FILTERED / STAT_RX_STRAY
   logic [47:0]  port_mac;
+  logic [31:0]  port_ip;
   logic         cm_ready, cm_busy, rx_good, rx_drop;
   logic         tx_frame_done;
   logic [15:0]  tx_frame_bytes;
@@ -203,7 +204,7 @@ module bouncer_core #(
     .aeq_base, .aeq_size_log2, .aeq_reset, .aeq_head, .aeq_tail,
     .pd_base, .isn_key,
     .timer_tick, .rto_init, .rto_max, .rtx_max, .mpa_timeout, .fin_timeout, .time_wait,
-    .tcp_mss, .tcp_wscale, .tcp_wnd, .cm_promisc, .port_mac,
+    .tcp_mss, .tcp_wscale, .tcp_wnd, .cm_promisc, .port_mac, .port_ip,
     .cm_conns(17'(cm_in_use)),
     .stat_cm(st_cm),
     .probe_enable(probe_en), .probe_clear(probe_clr), .probe_pop, .probe_head, .probe_count,
@@ -530,7 +531,7 @@ module bouncer_core #(
     .clk, .rst, .enable(enable && cm_ready),
     .cycle_count, .now(now_tick), .pd_base(pd_base[AXI_ADDR_W-1:0]),
     .rto_init, .rto_max, .rtx_max, .mpa_timeout, .fin_timeout, .time_wait,
-    .tcp_mss, .tcp_wscale, .tcp_wnd, .promisc(cm_promisc), .port_mac,
+    .tcp_mss, .tcp_wscale, .tcp_wnd, .promisc(cm_promisc), .port_mac, .port_ip,
     .s_rec_valid(rec_valid), .s_rec_ready(rec_ready), .s_rec_eth_dst(rec_eth_dst),
     .s_rec_eth_src(rec_eth_src), .s_rec_vlan_present(rec_vlan), .s_rec_vlan_tci(rec_vlan_tci),
     .s_rec_tcp(rec_tcp), .s_rec_ip_tos(rec_tos), .s_rec_ip_src(rec_ip_src),

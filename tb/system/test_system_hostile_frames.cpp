@@ -1332,8 +1332,9 @@ TEST_P(Hostile, SynFloodBeyondTheTable) {
 //    the other host's unicast MAC is taken as ours;
 //  - other EtherTypes (ARP, IPv6) and other IP protocols (UDP, ICMP): STAT_RX_NOT_TCP;
 //  - a SYN to our address on a port without a listener: RST|ACK seq 0, ack SEQ + 1
-//    (STAT_SYN_NO_LISTENER); the same to another address: answered from that address, since
-//    the core knows no addresses but its listeners';
+//    (STAT_SYN_NO_LISTENER); the same to another address: answered from that address while
+//    PORT_IP is 0 (the core then knows no addresses but its listeners'); with PORT_IP set,
+//    every segment to another address is STAT_RX_FILTERED and a SYN to PORT_IP still answered;
 //  - ACK / data / FIN to a listening port without a node: RST|ACK seq = SEG.ACK;
 //  - RSTs, segments without ACK, and non-SYNs to ports without a listener: STAT_RX_STRAY.
 TEST_P(Hostile, OtherMacsIpsAndPorts) {
@@ -1413,6 +1414,23 @@ TEST_P(Hostile, OtherMacsIpsAndPorts) {
         syn_ip.dst_ip = kLocalIp + 5;
         expect_answer(b.send(build(syn_ip)), {rst_for(syn_ip, 0, h.isn + 1)},
                       {{"SYN_NO_LISTENER", 1}, {"RST_TX", 1}}, "SYN to another address");
+        // the same with the IP filter on (PORT_IP = ours): not for us, nothing sent
+        {
+          auto tcp = *dc.tcp;
+          tcp.port_ip = kLocalIp;
+          ASSERT_TRUE(b.dev.set_tcp(tcp).ok());
+          for (uint8_t flags : {kSyn, kAck, uint8_t(kRst | kAck), uint8_t(kFin | kAck)}) {
+            auto f = h.seg(flags, h.isn, 0x5555'0000);
+            f.dst_ip = kLocalIp + 5;
+            expect_dropped(b.send(build(f), 600), {{"RX_FILTERED", 1}},
+                           "flags " + std::to_string(flags) + " to another IP, PORT_IP set");
+          }
+          expect_answer(b.send(build(syn_port)), {rst_for(syn_port, 0, h.isn + 1)},
+                        {{"SYN_NO_LISTENER", 1}, {"RST_TX", 1}},
+                        "SYN to PORT_IP on another port, PORT_IP set");
+          EXPECT_EQ(b.dev.read_tcp(), tcp);
+          ASSERT_TRUE(b.dev.set_tcp(*dc.tcp).ok());
+        }
         // ACK / data / FIN to the listening port without a node
         auto ack = h.seg(kAck, h.isn + 1, 0x5555'0000);
         expect_answer(b.send(build(ack)), {rst_for(ack, 0x5555'0000, h.isn + 1)}, {{"RST_TX", 1}},

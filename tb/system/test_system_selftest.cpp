@@ -58,13 +58,14 @@ TEST_P(Selftest, PassesAndLeavesThePortQuiet) {
     ASSERT_TRUE(dev) << dev.error().message;
     ASSERT_TRUE((*dev)->wait_cm_ready(100'000));
     // Twice: the first run must leave nothing behind that the second would trip over. The
-    // second runs on a port with the destination-MAC filter on (the looped frames are not
-    // addressed to PORT_MAC: the test turns it off while it runs, then on again).
+    // second runs on a port with the destination filters on (the looped frames are not
+    // addressed to PORT_MAC / PORT_IP: the test turns them off while it runs, then on again).
     for (int round = 0; round < 2; ++round) {
       bouncer::TcpConfig tcp = (*dev)->read_tcp();
       if (round == 1) {
         tcp.promisc = false;
-        tcp.port_mac = kPortMac;  // the SYN at the end is sent to it
+        tcp.port_mac = kPortMac;   // the SYN at the end is sent to it
+        tcp.port_ip = 0x0A000001;  // and to this address
         ASSERT_TRUE((*dev)->set_tcp(tcp).ok());
       }
       auto rep = bouncer::run_loopback_selftest(**dev);
@@ -75,16 +76,16 @@ TEST_P(Selftest, PassesAndLeavesThePortQuiet) {
       EXPECT_EQ(rep->caps.data_bytes, GetParam() / 8);
       EXPECT_EQ(rep->frames.size(), 4u);
       EXPECT_EQ(rep->checks.size(), 59u);  // 3 of them the STAT_DMA_* counters
-      EXPECT_EQ((*dev)->read_tcp(), tcp) << "CM_ROUTE and PORT_MAC as before";
+      EXPECT_EQ((*dev)->read_tcp(), tcp) << "CM_ROUTE, PORT_MAC and PORT_IP as before";
     }
     EXPECT_EQ(hal.read32(R::reg::CTRL), R::field::CTRL::ENABLE.mask());
     // While looping, nothing left on m_axis_tx and nothing came in on s_axis_rx.
     EXPECT_TRUE(plat.tx_frames().empty()) << plat.tx_frames().size() << " frames on the wire";
     EXPECT_TRUE(plat.rx_frames().empty());
 
-    // With the loop off the port is the network's again (its MAC filter on again, the SYN
-    // addressed to PORT_MAC): a SYN to a port nobody listens on is answered on m_axis_tx with
-    // RST|ACK, seq 0, ack SEG.SEQ + 1.
+    // With the loop off the port is the network's again (its filters on again, the SYN
+    // addressed to PORT_MAC and PORT_IP): a SYN to a port nobody listens on is answered on
+    // m_axis_tx with RST|ACK, seq 0, ack SEG.SEQ + 1.
     plat.inject_rx(syn(0x0A000001, 4444, 40001), hal.now_cycles() + 10);
     for (int i = 0; i < 200 && plat.tx_frames().empty(); ++i) hal.wait_cycles(100);
   });

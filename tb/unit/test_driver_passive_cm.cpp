@@ -101,6 +101,7 @@ TEST_F(PassiveDeviceTest, OpenProgramsAeqPdAreaKeyAndSettingsBeforeEnabling) {
   tcp.window = 1234;
   tcp.promisc = false;
   tcp.port_mac = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
+  tcp.port_ip = 0x0A000001;
   cfg.tcp = tcp;
   open(cfg);
   EXPECT_EQ(base(r::AEQ_BASE_LO), dev->aeq().device_addr());
@@ -116,6 +117,7 @@ TEST_F(PassiveDeviceTest, OpenProgramsAeqPdAreaKeyAndSettingsBeforeEnabling) {
   EXPECT_EQ(dev->read_tcp(), tcp);
   EXPECT_EQ(hal.reg(r::PORT_MAC_HI), 0x0211u);
   EXPECT_EQ(hal.reg(r::PORT_MAC_LO), 0x22334455u);
+  EXPECT_EQ(hal.reg(r::PORT_IP), 0x0A000001u);
   EXPECT_EQ(hal.reg(r::CM_ROUTE), 0u);
   // Everything is programmed before CTRL.ENABLE, which is the last write.
   ASSERT_FALSE(hal.writes.empty());
@@ -160,10 +162,15 @@ TEST_F(PassiveDeviceTest, DefaultsAreTheResetValuesAndBadSettingsAreRefused) {
   c.port_mac = {0x01, 0x00, 0x5e, 0x00, 0x00, 0x01};
   EXPECT_EQ(dev->set_tcp(c).error().code, Errc::kInvalidArgument) << "group MAC";
   c.promisc = true;
+  c.port_ip = 0xE0000001;
+  EXPECT_EQ(dev->set_tcp(c).error().code, Errc::kInvalidArgument) << "multicast port IP";
+  c.port_ip = 0xFFFFFFFF;
+  EXPECT_EQ(dev->set_tcp(c).error().code, Errc::kInvalidArgument) << "broadcast port IP";
+  c.port_ip = 0;
   EXPECT_TRUE(dev->set_tcp(c)) << "any MAC is fine while promiscuous";
   EXPECT_EQ(dev->read_tcp(), c);
   ASSERT_TRUE(dev->set_tcp(TcpConfig{}));
-  EXPECT_EQ(hal.writes.size(), n + 2 * 5) << "only the two good set_tcp calls wrote";
+  EXPECT_EQ(hal.writes.size(), n + 2 * 6) << "only the two good set_tcp calls wrote";
   DeviceConfig bad;
   bad.aeq_entries = 100;
   EXPECT_EQ(Device::open(hal, bad).error().code, Errc::kInvalidArgument);

@@ -86,8 +86,11 @@ class LoopFake : public FakeHal {
     count_tx(14 + (vlan ? 4 : 0) + 40 + 20 + f.wire_pd_len);
     if (!looping()) return;
     ++cm_stats[r::STAT_RX_FRAMES];
-    // the looped frame is addressed to the context's remote MAC, never PORT_MAC
-    if (regs::field::CM_ROUTE::PROMISC.get(reg(r::CM_ROUTE)) == 0) {
+    // the looped frame is addressed to the context's remote MAC and IP, never PORT_MAC /
+    // PORT_IP (the RTL's destination filters)
+    const auto rem_ip = static_cast<uint32_t>(regs::get(ctx, x::REM_IP));
+    if (regs::field::CM_ROUTE::PROMISC.get(reg(r::CM_ROUTE)) == 0 ||
+        (reg(r::PORT_IP) != 0 && reg(r::PORT_IP) != rem_ip)) {
       ++cm_stats[r::STAT_RX_FILTERED];
       return;
     }
@@ -97,7 +100,7 @@ class LoopFake : public FakeHal {
     }
     // The looped reject is addressed to the context's remote side: a listener there and no
     // connection for the tuple -> RST|ACK, which loops back and is dropped (RST, no node).
-    const auto ip = static_cast<uint32_t>(regs::get(ctx, x::REM_IP));
+    const auto ip = rem_ip;
     const auto port = static_cast<uint16_t>(regs::get(ctx, x::REM_PORT));
     const bool listening = std::any_of(listeners.begin(), listeners.end(), [&](const auto& l) {
       return l && (l->loc_ip == ip || l->loc_ip == 0) && l->loc_port == port;
@@ -214,11 +217,13 @@ TEST_F(SelftestTest, PassesWhenTheLoopBehaves) {
   EXPECT_NE(text.find("loopback off again"), std::string::npos) << text;
 }
 
-// A port with the destination-MAC filter on (CM_ROUTE.PROMISC 0): the looped frames are not
-// addressed to PORT_MAC, so the test turns the filter off while it runs and restores it.
+// A port with the destination filters on (CM_ROUTE.PROMISC 0, PORT_IP set): the looped frames
+// are not addressed to PORT_MAC / PORT_IP, so the test turns the filters off while it runs and
+// restores them.
 TEST_F(SelftestTest, MacFilterIsOffDuringTheTestAndRestoredAfter) {
   hal.write32(r::PORT_MAC_LO, 0x22334455);
   hal.write32(r::PORT_MAC_HI, 0x0211);
+  hal.write32(r::PORT_IP, 0x0A000001);
   hal.write32(r::CM_ROUTE, 0);
   auto rep = run();
   ASSERT_TRUE(rep) << rep.error().message;
@@ -227,6 +232,19 @@ TEST_F(SelftestTest, MacFilterIsOffDuringTheTestAndRestoredAfter) {
   expect_check(*rep, "STAT_RX_STRAY delta", "2", "2", true);
   EXPECT_EQ(hal.reg(r::CM_ROUTE), 0u) << "filter on again";
   EXPECT_EQ(hal.reg(r::PORT_MAC_LO), 0x22334455u);
+  EXPECT_EQ(hal.reg(r::PORT_IP), 0x0A000001u) << "IP filter on again";
+  expect_restored();
+}
+
+// With only the IP filter on, a self-test that forgot to clear PORT_IP would see its looped
+// frames filtered: the fake port models the filter, so this guards the save/clear/restore.
+TEST_F(SelftestTest, IpFilterAloneIsOffDuringTheTestAndRestoredAfter) {
+  hal.write32(r::PORT_IP, 0xC0A80001);
+  auto rep = run();
+  ASSERT_TRUE(rep) << rep.error().message;
+  EXPECT_TRUE(rep->passed()) << rep->failures();
+  expect_check(*rep, "STAT_RX_FILTERED delta", "0", "0", true);
+  EXPECT_EQ(hal.reg(r::PORT_IP), 0xC0A80001u);
   expect_restored();
 }
 

@@ -185,6 +185,7 @@ const std::vector<RwReg>& rw_regs() {
       {reg::CM_ROUTE, field::CM_ROUTE::PROMISC.put(1), field::CM_ROUTE::PROMISC.mask(), "CM_ROUTE"},
       {reg::PORT_MAC_LO, 0, 0xFFFFFFFF, "PORT_MAC_LO"},
       {reg::PORT_MAC_HI, 0, 0xFFFF, "PORT_MAC_HI"},
+      {reg::PORT_IP, 0, 0xFFFFFFFF, "PORT_IP"},
   };
   return v;
 }
@@ -208,6 +209,7 @@ void expect_ports(Regs& r, const std::array<uint32_t, 0x400 / 4>& v) {
   EXPECT_EQ(m.tcp_wnd, at(reg::TCP_WND));
   EXPECT_EQ(m.cm_promisc, field::CM_ROUTE::PROMISC.get(at(reg::CM_ROUTE)));
   EXPECT_EQ(m.port_mac, uint64_t{at(reg::PORT_MAC_HI)} << 32 | at(reg::PORT_MAC_LO));
+  EXPECT_EQ(m.port_ip, at(reg::PORT_IP));
 }
 
 TEST(AxilRegs, IdAndVersionUnchanged) {
@@ -217,7 +219,7 @@ TEST(AxilRegs, IdAndVersionUnchanged) {
   EXPECT_EQ(field::VERSION::MAJOR.get(v), bouncer::regs::kVersionMajor);
   EXPECT_EQ(field::VERSION::MINOR.get(v), bouncer::regs::kVersionMinor);
   EXPECT_EQ(field::VERSION::PATCH.get(v), bouncer::regs::kVersionPatch);
-  EXPECT_EQ(v, 0x000700u);  // 0.7.0
+  EXPECT_EQ(v, 0x000800u);  // 0.8.0
   // an existing register still works
   r.write(reg::SCRATCH, 0xA5A55A5A);
   EXPECT_EQ(r.read(reg::SCRATCH), 0xA5A55A5Au);

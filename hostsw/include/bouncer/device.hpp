@@ -40,7 +40,8 @@ struct TimerConfig {
   bool operator==(const TimerConfig&) const = default;
 };
 
-/// What our SYN-ACKs and segments advertise (TCP_CFG, TCP_WND) and the RX filter (CM_ROUTE).
+/// What our SYN-ACKs and segments advertise (TCP_CFG, TCP_WND) and the RX destination filters
+/// (CM_ROUTE, PORT_MAC, PORT_IP).
 /// The defaults are the hardware's reset values.
 struct TcpConfig {
   uint16_t mss = 1460;
@@ -50,6 +51,10 @@ struct TcpConfig {
   /// PORT_MAC_HI/LO: with promisc false only frames to this MAC are taken (the others are
   /// dropped and counted in STAT_RX_FILTERED). Must then be a unicast, non-zero address.
   MacAddr port_mac{};
+  /// PORT_IP: non-zero takes only TCP segments to this IPv4 address (host order, e.g.
+  /// 0x0A000001 = 10.0.0.1); segments to other addresses are dropped and counted in
+  /// STAT_RX_FILTERED. 0: any address (a wildcard listener then answers for every address).
+  uint32_t port_ip = 0;
 
   bool operator==(const TcpConfig&) const = default;
 };

@@ -11,7 +11,7 @@ namespace bouncer::regs {
 
 inline constexpr uint32_t kIdValue = 0x424E4352;
 inline constexpr uint32_t kVersionMajor = 0;
-inline constexpr uint32_t kVersionMinor = 7;
+inline constexpr uint32_t kVersionMinor = 8;
 inline constexpr uint32_t kVersionPatch = 0;
 
 // Size of one SQ descriptor (WQE).
@@ -460,6 +460,7 @@ inline constexpr uint32_t CM_ROUTE = 0x02A8;  // rw
 inline constexpr uint32_t DMA_TIMEOUT = 0x02B0;  // rw
 inline constexpr uint32_t PORT_MAC_LO = 0x02B4;  // rw
 inline constexpr uint32_t PORT_MAC_HI = 0x02B8;  // rw
+inline constexpr uint32_t PORT_IP = 0x02BC;  // rw
 inline constexpr uint32_t STAT_RX_FRAMES = 0x0300;  // rc
 inline constexpr uint32_t STAT_RX_BAD = 0x0304;  // rc
 inline constexpr uint32_t STAT_RX_NOT_TCP = 0x0308;  // rc
