@@ -380,7 +380,8 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None, storm=None,
         wi = max((r for r in dma0 if r["path"] == "dma_inline"), key=lambda r: r["max"], default=None)
         wb = max((r for r in dma0 if r["path"] == "dma_buffer"), key=lambda r: r["max"], default=None)
         A("- **DMA latency:** a WQE from the ring costs the push pipeline plus its fetch (the "
-          "read request, memory latency, 8 beats of 64 bits) and the decode cycle; with the PD "
+          "read request, memory latency, 8 beats of 64 bits; the WQE is checked with its last "
+          "beat); with the PD "
           "in a buffer a second read (memory latency + ⌈PD / 8⌉ beats) follows in series. At "
           f"memory latency {min(mems)}: "
           + (f"dma_inline max {wi['max']}" if wi else "")
@@ -394,7 +395,7 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None, storm=None,
           "meets the target at both widths (PD length does not change the figure: the CM "
           "engine writes the inline words into the builder while it reads the context). From "
           "the doorbell cycle: SQ engine pick (registered round-robin choice) and select (the "
-          "push page was checked ahead, so no decode cycle), hand-off to the CM engine (intake: "
+          "push page was checked ahead), hand-off to the CM engine (intake: "
           "the first PD word and pd_clear go to the builder), context read (request, 2-cycle "
           "RAM), plan, builder start (field latch with the checksum partial sums), checksum "
           "totals, fold and header register, the builder's output register, the TX arbiter's "

@@ -4,7 +4,8 @@
 //
 //   pick the next SQ with pending work, round-robin (registered: S_IDLE -> S_SEL)
 //   -> take the WQE from that SQ's push page, or fetch its 64 bytes from its ring (DMA)
-//   -> check it (polarity, opcode, lengths, alignment, cm_id range)
+//   -> check it (polarity, opcode, lengths, alignment, cm_id range): a push page ahead of
+//      time, a fetched WQE in the cycle of its last beat (the header is in beats 0-3)
 //   -> hand the reject to the CM engine (bouncer_cm_engine owns the connection: it checks
 //      the node's state, loads the PD, sends the frame and moves the node on)
 //   -> turn the CM engine's answer into a CQE; advance the consumer index.
@@ -21,8 +22,8 @@
 // working on an SQ n WQE it drops it (no CQE), as a single SQ did. The engine does not pick
 // in a cycle in which any SQ is reset.
 // Latency, doorbell to the CM engine: push = 3 cycles (doorbell pulse/pick, S_SEL, S_REJ: the
-// push page of every SQ is checked ahead, one registered check per SQ, push_chk_q, so a push
-// WQE skips S_DECODE); ring = S_SEL, one 8-beat DMA read (memory latency + 8), S_DECODE,
+// push page of every SQ is checked ahead, one registered check per SQ, push_chk_q); ring =
+// S_SEL, one 8-beat DMA read (memory latency + 8; the WQE is checked with its last beat),
 // S_REJ. The CQE's LATENCY is doorbell (or end of the previous WQE, of any SQ) to the first
 // TX byte of the reject.
 `default_nettype none
@@ -95,7 +96,7 @@ module bouncer_sq_engine #(
 );
 
   typedef enum logic [2:0] {
-    S_IDLE, S_SEL, S_FETCH_CMD, S_FETCH_DATA, S_DECODE, S_REJ, S_REJ_WAIT, S_CQE
+    S_IDLE, S_SEL, S_FETCH_CMD, S_FETCH_DATA, S_REJ, S_REJ_WAIT, S_CQE
   } state_t;
   state_t state_q;
 
@@ -212,7 +213,7 @@ module bouncer_sq_engine #(
     wqe_check = {go, maj, mnr};
   endfunction
 
-  // a fetched WQE is checked in S_DECODE; a push page is checked ahead, every cycle, per SQ
+  // a fetched WQE is checked with its last beat (S_FETCH_DATA); a push page is checked ahead, every cycle, per SQ
   // (push_chk_q, registered like push_hit_q: valid whenever the page is still armed, since
   // a page write disarms it), so a push WQE goes from S_SEL straight to S_REJ
   logic [15:0] dec_major, dec_minor;
@@ -285,15 +286,14 @@ module bouncer_sq_engine #(
             minor_q <= bouncer_regs_pkg::CQ_MINOR_DMA_WQE;
             state_q <= S_CQE;
           end else begin
-            state_q <= S_DECODE;
+            // the header (beats 0-3) is in wqe_q already, only inline PD comes in the last
+            // beat: the WQE is checked in this cycle (no decode state)
+            if (w.pushwqe && w.valid == cur_pol_q) stat_push_dropped <= 1'b1;
+            major_q <= dec_major;
+            minor_q <= dec_minor;
+            state_q <= dec_go ? S_REJ : S_CQE;
           end
         end
-      end
-      S_DECODE: begin
-        if (!from_push_q && w.pushwqe && w.valid == cur_pol_q) stat_push_dropped <= 1'b1;
-        major_q <= dec_major;
-        minor_q <= dec_minor;
-        state_q <= dec_go ? S_REJ : S_CQE;
       end
       S_REJ: if (rej_ready) state_q <= S_REJ_WAIT;
       S_REJ_WAIT: if (rsp_valid) begin
