@@ -340,6 +340,13 @@ module bouncer_sq_engine #(
       last_end_q   <= '0;
       from_push_q  <= 1'b0;
       stat_latency <= '0;
+      // pulses decided in the reset cycle (e.g. a take in S_SEL) must not come out after it
+      push_take          <= '0;
+      stat_wqe           <= 1'b0;
+      stat_error         <= 1'b0;
+      stat_push_used     <= 1'b0;
+      stat_push_dropped  <= 1'b0;
+      stat_latency_valid <= 1'b0;
     end
   end
 

@@ -344,9 +344,10 @@ module formal_sq_engine (
       // the second copy (another initial state) agrees from the first reset on
       assert (a_busy == b_busy && a_dma_valid == b_dma_valid && a_rej_valid == b_rej_valid);
       assert (a_cqe_valid == b_cqe_valid && a_ci == b_ci);
-      // push_take is a registered pulse without reset: in the cycle after a reset it may
-      // still carry a take decided before it (see docs/reliability.md, "Formal")
-      if (!rst_q) assert (a_take == b_take);
+      // push_take and the stat pulses are cleared by a reset (a take decided in the reset
+      // cycle does not come out after it)
+      assert (a_take == b_take && a_stat == b_stat && a_stat_lat == b_stat_lat);
+      if (rst_q) assert (a_take == 2'b00 && a_stat == 6'd0);
       if (a_busy) assert (a_cur == b_cur);
       if (!rst) begin
         // ring pointers: CI follows the shadow and stays inside the ring
