@@ -18,28 +18,28 @@ pkgs=(
 # optional: a faster malloc that scripts/synth.sh preloads into Yosys (same netlist, 10-25 %
 # less CPU); a failure to install it is reported and otherwise ignored
 optional=(libtcmalloc-minimal4)
-missing=()
-for p in "${optional[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-n_optional=${#missing[@]}
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -eq 0 ]; then
+# missing NAME...: prints the packages of the list that are not installed
+missing() {
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"
+  done
+}
+mapfile -t required < <(missing "${pkgs[@]}")
+mapfile -t extra < <(missing "${optional[@]}")
+if [ ${#required[@]} -eq 0 ] && [ ${#extra[@]} -eq 0 ]; then
   echo "deps: all $((${#pkgs[@]} + ${#optional[@]})) packages present"
   exit 0
 fi
-required=("${missing[@]:$n_optional}")
-echo "deps: installing ${missing[*]}"
-if [ "$(id -u)" -ne 0 ] && [ ${#required[@]} -eq 0 ]; then
-  echo "deps: optional ${missing[*]} not installed (not root; scripts/synth.sh uses glibc malloc)" >&2
+if [ "$(id -u)" -ne 0 ]; then
+  if [ ${#required[@]} -gt 0 ]; then
+    echo "deps: run as root (or install these packages yourself): ${required[*]} ${extra[*]}" >&2
+    exit 1
+  fi
+  echo "deps: optional ${extra[*]} not installed (not root; scripts/synth.sh uses glibc malloc)" >&2
   exit 0
 fi
-if [ "$(id -u)" -ne 0 ]; then
-  echo "deps: run as root (or install these packages yourself): ${missing[*]}" >&2
-  exit 1
-fi
+echo "deps: installing ${required[*]} ${extra[*]}"
 export DEBIAN_FRONTEND=noninteractive
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
 if [ ${#required[@]} -gt 0 ]; then
@@ -48,7 +48,7 @@ if [ ${#required[@]} -gt 0 ]; then
 else
   apt-get update -qq || true
 fi
-if [ "$n_optional" -gt 0 ]; then
-  apt-get install -y -qq --no-install-recommends "${missing[@]:0:$n_optional}" \
-    || echo "deps: optional ${missing[*]:0:$n_optional} not installed (scripts/synth.sh uses glibc malloc)" >&2
+if [ ${#extra[@]} -gt 0 ]; then
+  apt-get install -y -qq --no-install-recommends "${extra[@]}" \
+    || echo "deps: optional ${extra[*]} not installed (scripts/synth.sh uses glibc malloc)" >&2
 fi

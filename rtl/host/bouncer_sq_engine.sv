@@ -213,9 +213,10 @@ module bouncer_sq_engine #(
     wqe_check = {go, maj, mnr};
   endfunction
 
-  // a fetched WQE is checked with its last beat (S_FETCH_DATA); a push page is checked ahead, every cycle, per SQ
-  // (push_chk_q, registered like push_hit_q: valid whenever the page is still armed, since
-  // a page write disarms it), so a push WQE goes from S_SEL straight to S_REJ
+  // a fetched WQE is checked with its last beat (S_FETCH_DATA); a push page is checked
+  // ahead, every cycle, per SQ (push_chk_q, registered like push_hit_q: valid whenever the
+  // page is still armed, since a page write disarms it), so a push WQE goes from S_SEL
+  // straight to S_REJ
   logic [15:0] dec_major, dec_minor;
   logic        dec_go;
   assign {dec_go, dec_major, dec_minor} = wqe_check(wqe_q, cur_pol_q);

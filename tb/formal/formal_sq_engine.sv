@@ -25,10 +25,11 @@
 // is base + 64 CI; a push image is taken only if the page was armed for CI two cycles before
 // and still armed one cycle before (the take comes with the first offer of that WQE's
 // reject or, for an error or a NOP checked ahead, of its CQE); a reject goes out only for a
-// WQE read without error whose VALID bit equals the expected polarity and whose opcode is MPA_REJECT; the CQE carries the
-// SQ, WQEIDX = CI, the WQE's wr_id, a DMA error for a failed fetch, STALE_WQE exactly when the
-// VALID bit differs from the expected polarity; dma, rej and cqe obey formal_axis_check; a
-// second copy from another initial state agrees on every valid/ready/status output.
+// WQE read without error whose VALID bit equals the expected polarity and whose opcode is
+// MPA_REJECT; the CQE carries the SQ, WQEIDX = CI, the WQE's wr_id, a DMA error for a failed
+// fetch, STALE_WQE exactly when the VALID bit differs from the expected polarity; dma, rej
+// and cqe obey formal_axis_check; a second copy from another initial state agrees on every
+// valid/ready/status output.
 `default_nettype none
 module formal_sq_engine (
   input wire          clk,
