@@ -4,8 +4,10 @@
 #
 #   scripts/fuzz.sh [SECS]              build the harness (clang-14, ASan + libFuzzer) in
 #                                       build-fuzz and fuzz for SECS seconds (default 600)
-#   scripts/fuzz.sh --run BIN SECS [--work DIR] [--jobs N]
-#                                       fuzz with an already built harness (ctest uses this)
+#   scripts/fuzz.sh --run BIN SECS [--work DIR] [--jobs N] [--workers N]
+#                                       fuzz with an already built harness (ctest uses this;
+#                                       --workers N: N fuzzing processes side by side on one
+#                                       corpus, each for SECS seconds; default 1)
 #   scripts/fuzz.sh --coverage [--work DIR]
 #                                       build the coverage variant (build-fuzz-cov, verilator
 #                                       --coverage-line --coverage-toggle), replay the seed
@@ -37,27 +39,38 @@ configure() {  # dir, extra cmake args...
   cmake --build "$dir" -j "$jobs" --target fuzz_core
 }
 
-# run BIN SECS WORK: fuzz, then report execs/s, corpus size and the coverage libFuzzer saw
+# run BIN SECS WORK: fuzz with $workers processes side by side (one corpus directory, which
+# each of them reads and adds to), then report executions, execs/s, corpus size and what failed
 run() {
   local bin=$1 secs=$2 work=$3
+  [ -x "$bin" ] || { echo "fuzz.sh: $bin: no such harness (scripts/fuzz.sh SECS builds it in build-fuzz)" >&2; return 2; }
   mkdir -p "$work/corpus" "$work/artifacts"
-  local log=$work/fuzz.log
-  echo "fuzz.sh: $bin for $secs s, corpus $work/corpus + $corpus (log $log)"
-  set +e
-  "$bin" -max_total_time="$secs" -print_final_stats=1 -timeout=120 -rss_limit_mb=4096 \
-    -max_len=2048 -artifact_prefix="$work/artifacts/" "$work/corpus" "$corpus" >"$log" 2>&1
-  local rc=$?
-  set -e
-  local execs
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)' "$log" | tail -2 || true
-  echo "fuzz.sh: ${execs:-?} executions in $secs s ($(awk -v e="${execs:-0}" -v s="$secs" \
-    'BEGIN{printf "%.1f", e/s}') execs/s), corpus $(find "$work/corpus" -type f | wc -l) inputs"
-  if [ $rc -ne 0 ]; then
-    grep -E 'INVARIANT|Assertion|ERROR: AddressSanitizer|ERROR: libFuzzer|%Error|SUMMARY' "$log" | head -20 || true
+  echo "fuzz.sh: $bin for $secs s x $workers worker(s), corpus $work/corpus + $corpus (logs $work/fuzz-*.log)"
+  local pids=() i
+  for ((i = 0; i < workers; i++)); do
+    "$bin" -max_total_time="$secs" -print_final_stats=1 -timeout=120 -rss_limit_mb=4096 \
+      -max_len=2048 -artifact_prefix="$work/artifacts/" "$work/corpus" "$corpus" \
+      >"$work/fuzz-$i.log" 2>&1 &
+    pids+=($!)
+  done
+  local failed=() execs=0 e
+  for ((i = 0; i < workers; i++)); do
+    wait "${pids[$i]}" || failed+=("$i")
+    e=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/fuzz-$i.log" | tail -1)
+    execs=$((execs + ${e:-0}))
+    grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)' "$work/fuzz-$i.log" | tail -2 | sed "s/^/worker $i: /" || true
+  done
+  echo "fuzz.sh: $execs executions in $secs s x $workers ($(awk -v e="$execs" -v s="$secs" \
+    -v w="$workers" 'BEGIN{printf "%.1f", e/s/w}') execs/s per worker), corpus $(find "$work/corpus" -type f | wc -l) inputs"
+  if [ ${#failed[@]} -ne 0 ]; then
+    for i in "${failed[@]}"; do
+      echo "fuzz.sh: worker $i failed (log $work/fuzz-$i.log):" >&2
+      grep -E 'INVARIANT|Assertion|ERROR: AddressSanitizer|ERROR: libFuzzer|%Error|SUMMARY' \
+        "$work/fuzz-$i.log" | head -20 >&2 || true
+    done
     local art
     art=$(find "$work/artifacts" -type f -printf '%T@ %f\n' | sort -n | tail -1 | cut -d' ' -f2)
-    echo "fuzz.sh: FAILED (exit $rc). Reproduce: $bin $work/artifacts/$art" >&2
+    echo "fuzz.sh: FAILED.${art:+ Reproduce: $bin $work/artifacts/$art}" >&2
     return 1
   fi
   echo "fuzz.sh: no crash"
@@ -94,7 +107,7 @@ for (kind, scope) in sorted(tot):
 PY
 }
 
-mode=fuzz secs=600 work="" bin=""
+mode=fuzz secs=600 work="" bin="" workers=1
 while [ $# -gt 0 ]; do
   case $1 in
     --run) mode=run bin=$2 secs=$3; shift 3 ;;
@@ -102,6 +115,7 @@ while [ $# -gt 0 ]; do
     --repro) mode=repro bin=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
+    --workers) workers=$2; shift 2 ;;
     -h|--help) sed -n '3,21p' "$0"; exit 0 ;;
     [0-9]*) secs=$1; shift ;;
     *) echo "fuzz.sh: unknown argument $1" >&2; exit 2 ;;
