@@ -38,7 +38,8 @@ checks=(
 # mutant name | harness | RTL file | sed expression | what it breaks
 mutants=(
   "tx_arb_no_skid|tx_arb|rtl/tx/bouncer_tx_arb.sv|s/assign in_ready = !skid_v_q;/assign in_ready = 1'b1;/|input taken while the skid register is full: the held output beat is overwritten"
-  "cq_writer_no_full|cq_writer|rtl/host/bouncer_cq_writer.sv|s/assign dma_valid = s_cqe_valid \&\& !busy_q \&\& !full;/assign dma_valid = s_cqe_valid \&\& !busy_q;/|writes while the ring is full: overruns an entry the host has not consumed"
+  "cq_writer_no_full|cq_writer|rtl/host/bouncer_cq_writer.sv|s/assign dma_valid = s_cqe_valid \&\& !busy_q \&\& !full_q \&\&/assign dma_valid = s_cqe_valid \&\& !busy_q \&\&/|writes while the ring is full: overruns an entry the host has not consumed"
+  "cq_writer_no_settle|cq_writer|rtl/host/bouncer_cq_writer.sv|s/ \&\& (settle_q == 2'd0);/;/|offers a write in the cycle after the tail moved, on a full flag computed from the old tail: overruns the ring when that completion filled it"
   "rr_arbiter_repeat|rr_arbiter|rtl/common/bouncer_rr_arbiter.sv|s/(W'(i) > last_q)/(W'(i) >= last_q)/|the last winner may win again while others wait: not round robin"
   "sq_engine_pol_early|sq_engine|rtl/host/bouncer_sq_engine.sv|s/\& cur_mask_q) == 15'd0) pol_q\[n\]/\& cur_mask_q) == 15'd1) pol_q[n]/|the expected polarity flips at index 1 instead of at the wrap to 0: good WQEs are taken as stale"
   "sq_engine_overrun|sq_engine|rtl/host/bouncer_sq_engine.sv|s/assign pending\[n\] = enable \&\& (ci_q\[n\] != (sq_pi\[15\*n +: 15\] \& mask\[n\]));/assign pending[n] = enable;/|an SQ counts as pending without a posted WQE: the engine consumes slots past PI"

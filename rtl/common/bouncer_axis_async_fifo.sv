@@ -68,64 +68,76 @@ module bouncer_axis_async_fifo #(
   function automatic logic [AW:0] bin2gray(input logic [AW:0] b);
     bin2gray = b ^ (b >> 1);
   endfunction
-  function automatic logic [AW:0] gray2bin(input logic [AW:0] g);
-    for (int i = 0; i <= AW; i++) gray2bin[i] = ^(g >> i);
-  endfunction
 
   logic [EW-1:0] mem [1 << AW];
   logic          last_mem [1 << AW];
 
   // ---------------------------------------------------------------- write side (s_clk)
+  // Pointers are kept in binary (RAM address, increments) and in Gray code (comparisons with
+  // the synchronised read pointer). full and "every stored beat is uncommitted" are flops,
+  // computed from the next pointer values, so s_axis_tready and the write decisions start at
+  // a flop. The Gray code one write ahead (wr_inc_gray_q, commit_inc_gray_q) is kept too, so
+  // no increment sits in front of those comparisons.
+  localparam logic [AW:0] GRAY_HALF = (AW + 1)'(3) << (AW - 1);  // Gray of +2**AW: top 2 bits
   logic [AW:0] wr_q, wr_d;           // speculative write pointer
+  logic [AW:0] wr_gray_q, wr_gray_d, wr_inc_gray_q, wr_inc_gray_d;
   logic [AW:0] commit_q, commit_d;   // end of the last committed frame
+  logic [AW:0] commit_gray_q, commit_gray_d, commit_inc_gray_q, commit_inc_gray_d;
   logic [AW:0] fcnt_q, fcnt_d;       // committed frames (mod 2**(AW+1)), binary
-  logic [AW:0] fcnt_gray_q;          // the same in Gray code: crosses to m_clk
+  logic [AW:0] fcnt_gray_q, fcnt_gray_d;  // the same in Gray code: crosses to m_clk
   (* ASYNC_REG = "TRUE" *) logic [AW:0] rd_gray_sync_q1;
   (* ASYNC_REG = "TRUE" *) logic [AW:0] rd_gray_sync_q2;
-  logic [AW:0] rd_s;                 // read pointer as the write side sees it (a flop)
+  logic [AW:0] wr_inc2_gray, fcnt_inc;
+  logic        full_q;               // wr - rd == 2**AW (rd as synchronised)
+  logic        commit_at_rd_q;       // commit == rd: every stored beat is uncommitted
   logic        dropping_q, dropping_d;
-  logic        full, oversize, wr_en, take;
+  logic        oversize, wr_en, take;
   logic        drop_d, good_d, drop_q, good_q;
   logic [AW:0] rd_gray_q;            // read side's Gray pointer (m_clk flop)
 
-  // The Gray-to-binary decode (a ripple of XORs) gets its own flop, off the full -> tready /
-  // wr_en paths: the write side then sees the read pointer one s_clk later, which only makes
-  // `full` more conservative.
-  always_ff @(posedge s_clk) begin
-    rd_s <= gray2bin(rd_gray_sync_q2);
-    if (s_rst) rd_s <= '0;
-  end
-  assign full     = (wr_q - rd_s) == (AW + 1)'(1 << AW);
   // full, and every stored beat belongs to the frame being written: it can never fit
-  assign oversize = full && (commit_q == rd_s);
-  assign s_axis_tready = (FRAME_DROP != 0) || dropping_q || !full || oversize;
-  assign take     = s_axis_tvalid && s_axis_tready;
+  assign oversize = full_q && commit_at_rd_q;
+  assign s_axis_tready = (FRAME_DROP != 0) || dropping_q || !full_q || oversize;
+  assign take         = s_axis_tvalid && s_axis_tready;
+  assign wr_inc2_gray = bin2gray(wr_q + (AW + 1)'(2));
+  assign fcnt_inc     = fcnt_q + 1'b1;
 
   always_comb begin
-    wr_d       = wr_q;
-    commit_d   = commit_q;
-    fcnt_d     = fcnt_q;
-    dropping_d = dropping_q;
-    drop_d     = 1'b0;
-    good_d     = 1'b0;
-    wr_en      = 1'b0;
+    wr_d              = wr_q;
+    wr_gray_d         = wr_gray_q;
+    wr_inc_gray_d     = wr_inc_gray_q;
+    commit_d          = commit_q;
+    commit_gray_d     = commit_gray_q;
+    commit_inc_gray_d = commit_inc_gray_q;
+    fcnt_d            = fcnt_q;
+    dropping_d        = dropping_q;
+    drop_d            = 1'b0;
+    good_d            = 1'b0;
+    wr_en             = 1'b0;
     if (take) begin
       if (dropping_q) begin
         if (s_axis_tlast) dropping_d = 1'b0;
-      end else if (full) begin
-        wr_d       = commit_q;
-        drop_d     = 1'b1;
-        dropping_d = !s_axis_tlast;
+      end else if (full_q) begin
+        wr_d          = commit_q;
+        wr_gray_d     = commit_gray_q;
+        wr_inc_gray_d = commit_inc_gray_q;
+        drop_d        = 1'b1;
+        dropping_d    = !s_axis_tlast;
       end else begin
-        wr_en = 1'b1;
-        wr_d  = wr_q + 1'b1;
+        wr_en         = 1'b1;
+        wr_d          = wr_q + 1'b1;
+        wr_gray_d     = wr_inc_gray_q;
+        wr_inc_gray_d = wr_inc2_gray;
         if (s_axis_tlast) begin
-          commit_d = wr_q + 1'b1;
-          fcnt_d   = fcnt_q + 1'b1;
-          good_d   = 1'b1;
+          commit_d          = wr_q + 1'b1;
+          commit_gray_d     = wr_inc_gray_q;
+          commit_inc_gray_d = wr_inc2_gray;
+          fcnt_d            = fcnt_inc;
+          good_d            = 1'b1;
         end
       end
     end
+    fcnt_gray_d = good_d ? bin2gray(fcnt_inc) : fcnt_gray_q;
   end
 
   always_ff @(posedge s_clk) begin
@@ -133,25 +145,40 @@ module bouncer_axis_async_fifo #(
       mem[wr_q[AW-1:0]]      <= {s_axis_tkeep, s_axis_tdata};
       last_mem[wr_q[AW-1:0]] <= s_axis_tlast;
     end
-    wr_q            <= wr_d;
-    commit_q        <= commit_d;
-    fcnt_q          <= fcnt_d;
-    fcnt_gray_q     <= bin2gray(fcnt_d);
-    dropping_q      <= dropping_d;
-    drop_q          <= drop_d;
-    good_q          <= good_d;
-    rd_gray_sync_q1 <= rd_gray_q;
-    rd_gray_sync_q2 <= rd_gray_sync_q1;
+    wr_q              <= wr_d;
+    wr_gray_q         <= wr_gray_d;
+    wr_inc_gray_q     <= wr_inc_gray_d;
+    commit_q          <= commit_d;
+    commit_gray_q     <= commit_gray_d;
+    commit_inc_gray_q <= commit_inc_gray_d;
+    fcnt_q            <= fcnt_d;
+    fcnt_gray_q       <= fcnt_gray_d;
+    // against the synchronised read pointer of this cycle: the write side sees the read
+    // pointer one s_clk later, which only makes full more conservative (the read pointer
+    // never moves back, so wr - rd never exceeds 2**AW)
+    full_q            <= wr_gray_d == (rd_gray_sync_q2 ^ GRAY_HALF);
+    commit_at_rd_q    <= commit_gray_d == rd_gray_sync_q2;
+    dropping_q        <= dropping_d;
+    drop_q            <= drop_d;
+    good_q            <= good_d;
+    rd_gray_sync_q1   <= rd_gray_q;
+    rd_gray_sync_q2   <= rd_gray_sync_q1;
     if (s_rst) begin
-      wr_q            <= '0;
-      commit_q        <= '0;
-      fcnt_q          <= '0;
-      fcnt_gray_q     <= '0;
-      dropping_q      <= 1'b0;
-      drop_q          <= 1'b0;
-      good_q          <= 1'b0;
-      rd_gray_sync_q1 <= '0;
-      rd_gray_sync_q2 <= '0;
+      wr_q              <= '0;
+      wr_gray_q         <= '0;
+      wr_inc_gray_q     <= (AW + 1)'(1);   // Gray of 1
+      commit_q          <= '0;
+      commit_gray_q     <= '0;
+      commit_inc_gray_q <= (AW + 1)'(1);
+      fcnt_q            <= '0;
+      fcnt_gray_q       <= '0;
+      full_q            <= 1'b0;
+      commit_at_rd_q    <= 1'b1;
+      dropping_q        <= 1'b0;
+      drop_q            <= 1'b0;
+      good_q            <= 1'b0;
+      rd_gray_sync_q1   <= '0;
+      rd_gray_sync_q2   <= '0;
     end
   end
 

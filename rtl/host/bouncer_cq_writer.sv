@@ -6,7 +6,8 @@
 // with one 4-beat DMA write. It never overwrites a slot the host has not consumed: with
 // head = the host's consumer index, the ring is full when tail + 1 == head, and the
 // writer then waits (full = 1) instead of dropping the completion.
-// Latency: AW + 4 W beats per completion: the write is posted, and a bad write response
+// Latency: AW + 4 W beats per completion, and one idle cycle after each before the next is
+// offered (full is registered: see settle_q); the write is posted, and a bad write response
 // shows up in STATUS.DMA_WR_ERR (see bouncer_dma_wr).
 `default_nettype none
 module bouncer_cq_writer #(
@@ -38,13 +39,19 @@ module bouncer_cq_writer #(
   logic        pol_q;
   logic        busy_q;
   logic [14:0] mask_q, tail_next;
+  logic        full_q;
+  logic [1:0]  settle_q;   // cycles until full_q describes the current tail and mask
 
   // The index mask is registered: size_log2 is a configuration register that changes only
   // together with ring_reset, and a one-cycle-old mask right after that reset cannot report
   // a false "not full" (tail = head = 0). Keeps the shifter off the full -> dma_valid path.
   always_ff @(posedge clk) mask_q <= 15'((32'd1 << size_log2) - 32'd1);
   assign tail_next = (tail_q + 15'd1) & mask_q;
-  assign full      = (tail_next == (head & mask_q));
+  // full is a flop too (off the dma_valid -> DMA arbiter -> client path). It lags the tail
+  // and the mask by one cycle, so a write is not offered in the cycle after the tail moved
+  // (settle_q), nor in the two after a ring reset (mask_q, then full_q). A lagging head only
+  // makes full conservative: the host's head moves forward only.
+  assign full      = full_q;
 
   logic [255:0] cqe_stamped;
   always_comb begin
@@ -52,15 +59,18 @@ module bouncer_cq_writer #(
     cqe_stamped[bouncer_regs_pkg::CQE_VALID_LSB] = pol_q;
   end
 
-  assign dma_valid = s_cqe_valid && !busy_q && !full;
+  assign dma_valid = s_cqe_valid && !busy_q && !full_q && (settle_q == 2'd0);
   assign dma_addr  = base + {{(ADDR_W-20){1'b0}}, tail_q, 5'b00000};
   assign dma_beats = 4'd4;
   assign dma_data  = {256'd0, cqe_stamped};
 
   always_ff @(posedge clk) begin
+    settle_q <= settle_q >> 1;
+    full_q   <= (tail_next == (head & mask_q));
     if (dma_valid && dma_ready) busy_q <= 1'b1;
     if (busy_q && dma_done) begin
       busy_q      <= 1'b0;
+      settle_q    <= 2'd1;
       tail_q      <= tail_next;
       if (tail_next == 15'd0) pol_q <= ~pol_q;
     end
@@ -68,6 +78,8 @@ module bouncer_cq_writer #(
       tail_q      <= '0;
       pol_q       <= 1'b1;
       busy_q      <= 1'b0;
+      settle_q    <= 2'd3;
+      full_q      <= 1'b0;
     end
   end
 

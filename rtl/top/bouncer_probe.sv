@@ -24,7 +24,8 @@
 //   EVENT_WRITTEN  AEQ writer handshake (posted write out): cycle_count
 // Each source has a one-record holding register; one record per cycle moves from the holding
 // registers (lowest source first) into the FIFO. An event whose holding register is still
-// full, or a record that finds the FIFO full, is lost: counted in lost and overflow (sticky).
+// full, or a record that finds the FIFO full, is lost: counted in lost and overflow (sticky;
+// they follow the event by two cycles).
 // The datapath is never stalled. enable = 0 captures nothing; clear empties the FIFO and the
 // holding registers and clears lost/overflow. The RX arrival stamps run always (they must
 // stay aligned with the parser's records); a frame whose stamp did not fit (ARR_LOG2 deep)
@@ -237,14 +238,20 @@ module bouncer_probe #(
   assign fifo_wr = drain_any && !full;
 
   // events lost this cycle: a collision with a full holding register, a record the full FIFO
-  // cannot take, or a missing arrival stamp
+  // cannot take, or a missing arrival stamp. Counted in three registered steps, off the
+  // datapath handshakes: which were lost (lost_v_q), how many (nlost_q), then the saturating
+  // add into lost, so lost and overflow follow the events by two cycles.
+  localparam int NL = NSRC + 2;
   logic [NSRC-1:0] collide;
-  logic [4:0]      nlost;
+  logic [NL-1:0]   lost_v_q;
+  logic [4:0]      nlost, nlost_q;
+  logic [32:0]     lost_sum;
+  assign collide = ev_v & pend_q & ~drain;
   always_comb begin
-    collide = ev_v & pend_q & ~drain;
-    nlost = 5'(lost_ev && enable) + 5'(drain_any && full);
-    for (int i = 0; i < NSRC; i++) nlost = nlost + 5'(collide[i] && enable);
+    nlost = '0;
+    for (int i = 0; i < NL; i++) nlost = nlost + 5'(lost_v_q[i]);
   end
+  assign lost_sum = {1'b0, lost} + 33'(nlost_q);
 
   always_ff @(posedge clk) begin
     // ---- host job window, reject start, TX frame kind
@@ -305,12 +312,16 @@ module bouncer_probe #(
       wr_q <= wr_q + 1'b1;
     end
     if (pop && !empty) rd_q <= rd_q + 1'b1;
-    if (nlost != 5'd0) begin
+    lost_v_q <= {lost_ev && enable, drain_any && full, collide & {NSRC{enable}}};
+    nlost_q  <= nlost;
+    if (nlost_q != 5'd0) begin
       overflow <= 1'b1;
-      lost     <= (lost > 32'hFFFF_FFFF - 32'(nlost)) ? 32'hFFFF_FFFF : lost + 32'(nlost);
+      lost     <= lost_sum[32] ? 32'hFFFF_FFFF : lost_sum[31:0];
     end
 
     if (rst || clear) begin
+      lost_v_q <= '0;
+      nlost_q  <= '0;
       pend_q   <= '0;
       wr_q     <= '0;
       rd_q     <= '0;
