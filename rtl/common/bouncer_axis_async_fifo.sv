@@ -101,6 +101,14 @@ module bouncer_axis_async_fifo #(
   assign take         = s_axis_tvalid && s_axis_tready;
   assign wr_inc2_gray = bin2gray(wr_q + (AW + 1)'(2));
   assign fcnt_inc     = fcnt_q + 1'b1;
+  // keep: the comparisons stay their own nets (Yosys' area-oriented ABC would otherwise mux
+  // the operands first and compare after the input-dependent select)
+  (* keep *) logic eq_full_wr, eq_full_commit, eq_full_inc, eq_rd_commit, eq_rd_inc;
+  assign eq_full_wr     = wr_gray_q == (rd_gray_sync_q2 ^ GRAY_HALF);
+  assign eq_full_commit = commit_gray_q == (rd_gray_sync_q2 ^ GRAY_HALF);
+  assign eq_full_inc    = wr_inc_gray_q == (rd_gray_sync_q2 ^ GRAY_HALF);
+  assign eq_rd_commit   = commit_gray_q == rd_gray_sync_q2;
+  assign eq_rd_inc      = wr_inc_gray_q == rd_gray_sync_q2;
 
   always_comb begin
     wr_d              = wr_q;
@@ -155,9 +163,10 @@ module bouncer_axis_async_fifo #(
     fcnt_gray_q       <= fcnt_gray_d;
     // against the synchronised read pointer of this cycle: the write side sees the read
     // pointer one s_clk later, which only makes full more conservative (the read pointer
-    // never moves back, so wr - rd never exceeds 2**AW)
-    full_q            <= wr_gray_d == (rd_gray_sync_q2 ^ GRAY_HALF);
-    commit_at_rd_q    <= commit_gray_d == rd_gray_sync_q2;
+    // never moves back, so wr - rd never exceeds 2**AW). The three candidates are compared
+    // in parallel and the decision only selects (what wr_gray_d and commit_gray_d hold).
+    full_q            <= wr_en ? eq_full_inc : (drop_d ? eq_full_commit : eq_full_wr);
+    commit_at_rd_q    <= good_d ? eq_rd_inc : eq_rd_commit;
     dropping_q        <= dropping_d;
     drop_q            <= drop_d;
     good_q            <= good_d;

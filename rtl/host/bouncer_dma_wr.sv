@@ -9,8 +9,9 @@
 //   memory commit come back in order), and the host sees it before anything written later.
 //   A bad BRESP for a posted write sets the sticky `posted_err`.
 // - Other clients get done[client] with err = (BRESP != OKAY) when their B arrives.
-// Up to MAX_OUT bursts may wait for B. Latency: AW + beats for posted clients, plus one
-// memory latency for the others. stat_err pulses (one cycle after the B) for every burst
+// Up to MAX_OUT bursts may wait for B. Latency: one cycle from cmd_valid to cmd_ready when
+// the master is idle (the round-robin choice is registered; none while a burst is issued),
+// then AW + beats for posted clients, plus one memory latency for the others. stat_err pulses (one cycle after the B) for every burst
 // answered with SLVERR/DECERR, posted or not.
 // A B that never comes is not timed out: the burst keeps its slot, and after MAX_OUT of them
 // the master accepts no more commands (AXI gives no way to retire a write without its B).
@@ -71,17 +72,23 @@ module bouncer_dma_wr #(
   logic                bq_full;
   assign bq_full = (bq_count_q == (OUT_W+1)'(MAX_OUT));
 
-  logic                pick_valid;
-  logic [CLIENT_W-1:0] pick;
+  // The round-robin choice is registered (sel_q) before the chosen client is answered, so
+  // cmd_ready comes from flops and no client's valid reaches another client's ready. The
+  // choice is made while a burst is still being issued, so back-to-back commands lose no
+  // cycle; an idle master answers one cycle after a valid rises. A client that drops valid
+  // before it is answered (a ring reset) loses the choice.
+  logic                pick_valid, sel_v_q, sel_take, load;
+  logic [CLIENT_W-1:0] pick, sel_q;
+  assign sel_take = !sel_v_q && pick_valid;
   bouncer_rr_arbiter #(.N(N), .W(CLIENT_W)) u_arb (
-    .clk, .rst, .req(cmd_valid), .accept(!busy_q && !bq_full), .grant_valid(pick_valid),
-    .grant(pick)
+    .clk, .rst, .req(cmd_valid), .accept(sel_take), .grant_valid(pick_valid), .grant(pick)
   );
 
   always_comb begin
     cmd_ready = '0;
-    if (!busy_q && !bq_full && pick_valid) cmd_ready[pick] = 1'b1;
+    if (sel_v_q && !busy_q && !bq_full) cmd_ready[sel_q] = 1'b1;
   end
+  assign load = sel_v_q && !busy_q && !bq_full && cmd_valid[sel_q];
 
   logic wlast, w_fire, b_fire, aw_done, w_done, issue_done;
   assign wlast      = (sent_q + 4'd1 == beats_q);
@@ -95,15 +102,21 @@ module bouncer_dma_wr #(
   always_ff @(posedge clk) begin
     done     <= '0;
     stat_err <= b_fire && (m_axi_bresp != 2'b00);
+    if (sel_take) begin
+      sel_v_q <= 1'b1;
+      sel_q   <= pick;
+    end else if (sel_v_q && !busy_q && !bq_full) begin
+      sel_v_q <= 1'b0;   // answered (load), or the client withdrew
+    end
     if (!busy_q) begin
-      if (pick_valid && !bq_full) begin
+      if (load) begin
         busy_q    <= 1'b1;
         awvalid_q <= 1'b1;
         wvalid_q  <= 1'b1;
-        owner_q   <= pick;
-        addr_q    <= cmd_addr[pick*ADDR_W +: ADDR_W];
-        beats_q   <= cmd_beats[pick*4 +: 4];
-        data_q    <= cmd_data[pick*512 +: 512];
+        owner_q   <= sel_q;
+        addr_q    <= cmd_addr[sel_q*ADDR_W +: ADDR_W];
+        beats_q   <= cmd_beats[sel_q*4 +: 4];
+        data_q    <= cmd_data[sel_q*512 +: 512];
         sent_q    <= '0;
       end
     end else begin
@@ -133,6 +146,8 @@ module bouncer_dma_wr #(
     bq_count_q <= bq_count_q + (OUT_W+1)'(issue_done) - (OUT_W+1)'(b_fire);
     if (rst) begin
       busy_q     <= 1'b0;
+      sel_v_q    <= 1'b0;
+      sel_q      <= '0;
       awvalid_q  <= 1'b0;
       wvalid_q   <= 1'b0;
       owner_q    <= '0;
