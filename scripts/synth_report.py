@@ -432,7 +432,8 @@ def analyze_depth(nl, budgets):
                               "from": path[0]["net"], "to": path[-1]["net"], "through": insts,
                               "luts": sum(1 for st in path if st["type"] in LUT_TYPES and st.get("w", 0) > 0),
                               "carry": sum(1 for st in path if st["type"] in CARRY_TYPES),
-                              "muxf": sum(1 for st in path if st["type"] in MUXF_TYPES)})
+                              "muxf": sum(1 for st in path if st["type"] in MUXF_TYPES),
+                              "path": path})
             blocked |= cells_of[worst]
     return domains, dict(unknown), len(loop_bits)
 

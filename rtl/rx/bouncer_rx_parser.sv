@@ -289,6 +289,8 @@ module bouncer_rx_parser #(
   logic        b_doff_ok;
   logic [7:0]  b_pay_off;
   logic [CW-1:0] b_lo, b_hi;
+  logic [17:0]   b_ipr, b_ipw;          // IP end - offset (signed), and + WB
+  logic          b_pe_frame;            // the payload ends with this last beat, before the IP end
   always_comb begin : b_offsets
     b_tcp_off = 7'd34 + {1'b0, b_tcp_idx_q, 2'b00};
     b_doff    = 4'd0;
@@ -296,7 +298,11 @@ module bouncer_rx_parser #(
     b_doff_ok = (b_doff >= 4'd5);
     b_pay_off = {1'b0, b_tcp_off} + {2'b00, b_doff, 2'b00};
     b_lo = clampb({11'd0, b_tcp_off} - {2'b00, b_off_q});
-    b_hi = b_tcp_q ? clampb({1'b0, b_ip_end_q} - {2'b00, b_off_q}) : '0;
+    b_ipr = {1'b0, b_ip_end_q} - {2'b00, b_off_q};
+    b_ipw = b_ipr + 18'(WB);
+    b_hi  = b_tcp_q ? clampb(b_ipr) : '0;
+    // off + nbytes < IP end
+    b_pe_frame = b_last_q && ($signed({{(18-CW){1'b0}}, b_nbytes_q}) < $signed(b_ipr));
   end
 
   // record fields straight from the snapshot
@@ -363,6 +369,8 @@ module bouncer_rx_parser #(
   logic [6:0]        c_tcp_off_q;
   logic [7:0]        c_pay_off_q;
   logic [16:0]       c_ip_end_q;
+  logic [17:0]       c_ipr_q, c_ipw_q;
+  logic              c_pe_frame_q;
   meta_t             c_rec_q;
   logic [8*40-1:0]   c_opts_q;
   logic [18*8-1:0]   c_ipsum_q;
@@ -382,6 +390,9 @@ module bouncer_rx_parser #(
       c_tcp_off_q   <= b_tcp_off;
       c_pay_off_q   <= b_pay_off;
       c_ip_end_q    <= b_ip_end_q;
+      c_ipr_q       <= b_ipr;
+      c_ipw_q       <= b_ipw;
+      c_pe_frame_q  <= b_pe_frame;
       c_lo_q        <= b_lo;
       c_hi_q        <= b_hi;
       c_rec_q       <= sn_rec;
@@ -395,18 +406,20 @@ module bouncer_rx_parser #(
   // payload beat counts for the beat in C. Window output: frame bytes
   // [off - WB + s, off + s) (previous beat's tail + this beat's head); flush output on the
   // last beat: [off + s, off + WB + s). Both clipped to the payload end.
+  // With the payload end pe (the frame end off + nbytes on the last beat if that comes first,
+  // else the IP end) and the window start ws = off + s: tf = pe - ws, tw = tf + WB. The
+  // offset-dependent parts (IP end - off, and whether the frame ends first) come registered
+  // from stage B, so here there is one mux and one subtraction before the clamp.
   logic [CW-1:0] c_nw, c_nf;
   logic          c_tlw, c_tlf;
   logic [18*NG-1:0] c_tsum;
   always_comb begin : c_counts
-    logic [16:0] pb, fe, pe, ws;
-    logic [17:0] tw, tf;
+    logic [16:0] pb;
+    logic [17:0] tw, tf, s;
     pb = {9'd0, c_pay_off_q[7:LB], {LB{1'b0}}};
-    fe = {1'b0, c_off_q} + {{(17-CW){1'b0}}, c_nbytes_q};
-    pe = (c_last_q && (fe < c_ip_end_q)) ? fe : c_ip_end_q;
-    ws = {1'b0, c_off_q} + {{(17-LB){1'b0}}, c_pay_off_q[LB-1:0]};
-    tf = {1'b0, pe} - {1'b0, ws};
-    tw = tf + 18'(WB);
+    s  = {{(18-LB){1'b0}}, c_pay_off_q[LB-1:0]};
+    tf = (c_pe_frame_q ? {{(18-CW){1'b0}}, c_nbytes_q} : c_ipr_q) - s;
+    tw = (c_pe_frame_q ? {{(18-CW){1'b0}}, c_nbytes_q} + 18'(WB) : c_ipw_q) - s;
     c_tlw = $signed(tw) <= $signed(18'(WB));
     c_tlf = $signed(tf) <= $signed(18'(WB));
     c_nw  = (c_fwd_q && ({1'b0, c_off_q} >= pb + 17'(WB))) ? clampb(tw) : '0;
