@@ -725,14 +725,30 @@ def cmd_check(a):
             for prev, o in zip(offs, offs[1:]):
                 print(f"    next, without {prev['instance'] or '(top)'}: {o['depth']:g} levels, "
                       f"{o['from']} -> {o['to']} (most in {o['instance'] or '(top)'})", file=sys.stderr)
+    # ceilings gate even when the budget is advisory: the depth may not grow past them
+    ceil_bad = []
+    for spec in a.depth_ceiling:
+        clk, lv = spec.split("=", 1)
+        d = s["domains"].get(clk)
+        if d is None:
+            ceil_bad.append(f"no clock {clk} in the netlist")
+        elif d["depth"] > float(lv) + 1e-9:
+            ceil_bad.append(f"depth {clk} {d['depth']:g} levels is above its ceiling {lv} "
+                            "(a new long path: see the path above, or docs/resources.md)")
+        else:
+            print(f"synth w{s['width']}: depth {clk} {d['depth']:g} levels, within the ceiling {lv}")
+    for m in ceil_bad:
+        print(f"synth w{s['width']}: FAILED {m}", file=sys.stderr)
     if a.depth_advisory:
         gating = [c for c in bad if not c["name"].startswith("depth ")]
+        if ceil_bad:
+            return 1
         if len(gating) < len(bad):
             print(f"synth w{s['width']}: depth over budget is ADVISORY (--depth-advisory): the "
                   "known long paths are listed in docs/resources.md; not gating CI until they "
                   "are fixed", file=sys.stderr)
         return 1 if gating else 0
-    return 1 if bad else 0
+    return 1 if bad or ceil_bad else 0
 
 
 # ---------------------------------------------------------------------------------------
@@ -1167,6 +1183,8 @@ def main():
     p.add_argument("summary")
     p.add_argument("--depth-advisory", action="store_true",
                    help="report depth over budget as a warning, do not fail on it")
+    p.add_argument("--depth-ceiling", action="append", default=[], metavar="CLOCK=LEVELS",
+                   help="fail if the clock's depth exceeds LEVELS, even with --depth-advisory")
     p = sub.add_parser("selftest")
     p.add_argument("--workdir")
     a = ap.parse_args()
