@@ -11,8 +11,8 @@
 // - Other clients get done[client] with err = (BRESP != OKAY) when their B arrives.
 // Up to MAX_OUT bursts may wait for B. Latency: one cycle from cmd_valid to cmd_ready when
 // the master is idle (the round-robin choice is registered; none while a burst is issued),
-// then AW + beats for posted clients, plus one memory latency for the others. stat_err pulses (one cycle after the B) for every burst
-// answered with SLVERR/DECERR, posted or not.
+// then AW + beats for posted clients, plus one memory latency for the others. stat_err
+// pulses (one cycle after the B) for every burst answered with SLVERR/DECERR, posted or not.
 // A B that never comes is not timed out: the burst keeps its slot, and after MAX_OUT of them
 // the master accepts no more commands (AXI gives no way to retire a write without its B).
 `default_nettype none
