@@ -101,8 +101,8 @@ module bouncer_axis_async_fifo #(
   assign take         = s_axis_tvalid && s_axis_tready;
   assign wr_inc2_gray = bin2gray(wr_q + (AW + 1)'(2));
   assign fcnt_inc     = fcnt_q + 1'b1;
-  // keep: the comparisons stay their own nets (Yosys' area-oriented ABC would otherwise mux
-  // the operands first and compare after the input-dependent select)
+  // keep: each comparison stays a net of its own, for a timing tool to find; Yosys' ABC still
+  // maps the write side to 5 levels here (docs/resources.md), 3.5-4 for the FIFO alone
   (* keep *) logic eq_full_wr, eq_full_commit, eq_full_inc, eq_rd_commit, eq_rd_inc;
   assign eq_full_wr     = wr_gray_q == (rd_gray_sync_q2 ^ GRAY_HALF);
   assign eq_full_commit = commit_gray_q == (rd_gray_sync_q2 ^ GRAY_HALF);
