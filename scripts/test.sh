@@ -38,7 +38,8 @@ fi
 
 if [ -z "${BOUNCER_NO_TSAN:-}" ]; then
   echo "== ThreadSanitizer pass (driver + fake-HAL tests only, build-tsan)"
-  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBOUNCER_TSAN=ON >/dev/null
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBOUNCER_TSAN=ON \
+    "-DBOUNCER_TEST_CXXFLAGS=-O1 -g1" >/dev/null
   cmake --build build-tsan -j "$jobs"
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
      ctest -j "$jobs" --output-on-failure --timeout 300)
@@ -46,7 +47,9 @@ fi
 
 if [ -z "${BOUNCER_NO_ASAN:-}" ]; then
   echo "== ASan/UBSan build (driver, golden model, co-simulation)"
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBOUNCER_SANITIZE=ON >/dev/null
+  # the core models come from the release build (same -O2, uninstrumented code either way)
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBOUNCER_SANITIZE=ON \
+    -DBOUNCER_RTL_PREBUILT="$root/build" >/dev/null
   cmake --build build-asan -j "$jobs"
   echo "== ASan/UBSan tests"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
