@@ -29,9 +29,9 @@ checks=(
   "tx_arb|formal_tx_arb|12|7|rtl/common/bouncer_rr_arbiter.sv rtl/tx/bouncer_tx_arb.sv"
   "rr_arbiter|formal_rr_arbiter|12|6|rtl/common/bouncer_rr_arbiter.sv"
   "cq_writer|formal_cq_writer|16|8|rtl/host/bouncer_regs_pkg.sv rtl/host/bouncer_cq_writer.sv"
-  "sq_engine|formal_sq_engine|12|6|rtl/host/bouncer_regs_pkg.sv rtl/common/bouncer_rr_arbiter.sv rtl/host/bouncer_sq_engine.sv"
-  "axil_regs|formal_axil_regs|10|5|rtl/host/bouncer_regs_pkg.sv rtl/host/bouncer_axil_regs.sv"
-  "axil_db|formal_axil_db|7|4|rtl/host/bouncer_regs_pkg.sv rtl/host/bouncer_axil_regs.sv"
+  "sq_engine|formal_sq_engine|12|6|rtl/host/bouncer_regs_pkg.sv rtl/common/bouncer_util_pkg.sv rtl/common/bouncer_rr_arbiter.sv rtl/host/bouncer_sq_engine.sv"
+  "axil_regs|formal_axil_regs|10|5|rtl/host/bouncer_regs_pkg.sv rtl/common/bouncer_util_pkg.sv rtl/host/bouncer_axil_regs.sv"
+  "axil_db|formal_axil_db|7|4|rtl/host/bouncer_regs_pkg.sv rtl/common/bouncer_util_pkg.sv rtl/host/bouncer_axil_regs.sv"
   "tcp_ctrl_builder|formal_tcp_ctrl_builder|14|7|rtl/common/bouncer_util_pkg.sv rtl/tx/bouncer_tcp_ctrl_builder.sv"
   "mpa_reject_builder|formal_mpa_reject_builder|14|7|rtl/host/bouncer_regs_pkg.sv rtl/common/bouncer_util_pkg.sv rtl/tx/bouncer_mpa_reject_builder.sv"
 )

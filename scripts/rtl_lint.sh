@@ -43,7 +43,7 @@ blocks=(
   "bouncer_tx_arb|-GDATA_W=512|common/bouncer_rr_arbiter.sv tx/bouncer_tx_arb.sv"
   "bouncer_mpa_req_asm|-GDATA_W=64|rx/bouncer_mpa_req_asm.sv"
   "bouncer_mpa_req_asm|-GDATA_W=512|rx/bouncer_mpa_req_asm.sv"
-  "bouncer_axil_regs||host/bouncer_regs_pkg.sv host/bouncer_axil_regs.sv"
+  "bouncer_axil_regs||host/bouncer_regs_pkg.sv common/bouncer_util_pkg.sv host/bouncer_axil_regs.sv"
   "bouncer_axis_async_fifo|-GDATA_W=64 -GFRAME_DROP=0|common/bouncer_axis_async_fifo.sv"
   "bouncer_axis_async_fifo|-GDATA_W=64 -GFRAME_DROP=1 -GDEPTH_LOG2=4|common/bouncer_axis_async_fifo.sv"
   "bouncer_axis_async_fifo|-GDATA_W=512 -GFRAME_DROP=1|common/bouncer_axis_async_fifo.sv"
@@ -58,7 +58,7 @@ blocks=(
   "bouncer_core|-GDATA_W=512 -GNUM_SQ=1 -GPROBES=0|${srcs[*]}"
   "bouncer_core|-GDATA_W=64 -GNUM_SQ=2|${srcs[*]}"
   "bouncer_kernel|-GDATA_W=512 -GNUM_SQ=1|${srcs[*]}"
-  "bouncer_axil_regs|-GNUM_SQ=1|host/bouncer_regs_pkg.sv host/bouncer_axil_regs.sv"
+  "bouncer_axil_regs|-GNUM_SQ=1|host/bouncer_regs_pkg.sv common/bouncer_util_pkg.sv host/bouncer_axil_regs.sv"
 )
 for b in "${blocks[@]}"; do
   IFS='|' read -r top params files <<<"$b"

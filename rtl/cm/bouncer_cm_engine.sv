@@ -348,8 +348,15 @@ module bouncer_cm_engine #(
     rto_for = (t > {16'd0, cap}) ? cap : t[31:0];
   endfunction
 
-  logic [31:0] rto_next;   // after the (rtx_cnt+1)-th retransmission
-  assign rto_next = rto_for(rto_init, rto_max, ctx_q.rtx_cnt + 4'd1);
+  // The RTO after the (rtx_cnt+1)-th retransmission. Only a timer job uses it (S_DISPATCH,
+  // the cycle after its context arrives), so it is computed from the context as it is read
+  // and registered with ctx_q: the shift and clamp no longer sit in front of the deadline add.
+  logic [31:0] rto_next_q;
+  always_ff @(posedge clk) begin
+    if (state_q == S_CTX_WAIT && ctx_rsp_valid)
+      rto_next_q <= rto_for(rto_init, rto_max,
+                            ctx_rsp_rdata[bouncer_regs_pkg::CM_CTX_RTX_CNT_LSB +: 4] + 4'd1);
+  end
 
   // a node still counts against its listener's backlog
   logic counted;
@@ -882,7 +889,7 @@ module bouncer_cm_engine #(
       endcase
       if (!pl_tmr.free && (pl_tmr.ctrl_a || pl_tmr.rej)) begin     // a retransmission
         nc_tmr.rtx_cnt  = ctx_q.rtx_cnt + 4'd1;
-        nc_tmr.deadline = now + rto_next;
+        nc_tmr.deadline = now + rto_next_q;
         pl_tmr.ctxwr    = 1'b1;
         pl_tmr.tmr      = 1'b1;
       end
@@ -1296,14 +1303,41 @@ module bouncer_cm_engine #(
   end
 
 
+  // Which index reads the listener table, decoded one cycle ahead into two flops: lk_idx while
+  // the match is pending (sel_lk_q: exactly the cycles in S_LST_WAIT), the matched listener while
+  // a SYN is taken or refused (sel_lst_q: exactly S_NOCONN .. S_SYN_PLAN), the node's listener
+  // otherwise. Decoding state_q in front of the LUT-RAM read was the deepest path of the core
+  // (state decode, listener fields, context write data). The flags follow the transitions of
+  // those states in the state machine above; the assertions below check that they agree.
+  logic sel_lk_q, sel_lst_q;
+  always_ff @(posedge clk) begin
+    sel_lk_q  <= (state_q == S_LST_LOOKUP) || (sel_lk_q && !lk_res_valid);
+    sel_lst_q <= (sel_lk_q && lk_res_valid &&                            // -> S_NOCONN / S_ALLOC
+                  !(syn_seg && lk_hit && lk_full &&
+                    lst_auto_reject != bouncer_regs_pkg::AUTO_REJECT_BACKLOG)) ||
+                 (state_q == S_ALLOC && alloc_valid) ||                  // -> S_CT_INSERT
+                 state_q == S_CT_INSERT ||
+                 (state_q == S_CT_INSERT_WAIT && !(ct_res_valid && ct_res_status != 2'd0)) ||
+                 state_q == S_ISN || state_q == S_ISN_WAIT;              // -> S_SYN_PLAN
+    if (rst) begin
+      sel_lk_q  <= 1'b0;
+      sel_lst_q <= 1'b0;
+    end
+  end
+`ifndef SYNTHESIS
+  always_ff @(posedge clk) begin
+    if (!rst) begin
+      assert (sel_lk_q == (state_q == S_LST_WAIT));
+      assert (sel_lst_q == (state_q >= S_NOCONN && state_q <= S_SYN_PLAN));
+    end
+  end
+`endif
+
   // ------------------------------------------------------------------ outputs
   always_comb begin
-    case (state_q)
-      S_LST_WAIT:                    lst_rd_idx = lk_idx;
-      S_ALLOC, S_CT_INSERT, S_CT_INSERT_WAIT, S_ISN, S_ISN_WAIT, S_SYN_PLAN,
-      S_NOCONN:                      lst_rd_idx = lst_q;
-      default:                       lst_rd_idx = NL_LOG2'(ctx_q.listener);
-    endcase
+    if (sel_lk_q)       lst_rd_idx = lk_idx;
+    else if (sel_lst_q) lst_rd_idx = lst_q;
+    else                lst_rd_idx = NL_LOG2'(ctx_q.listener);
   end
 
   assign lk_valid = (state_q == S_LST_LOOKUP);

@@ -20,6 +20,17 @@ package bouncer_util_pkg;
     be48 = {v[7:0], v[15:8], v[23:16], v[31:24], v[39:32], v[47:40]};
   endfunction
 
+  // Index mask of a ring of 2**size_log2 entries (size_log2 1..15; 0 gives an empty mask):
+  // bits below size_log2 set. Built from equalities against constants, so each mask bit is
+  // one 4-input LUT; (1 << size_log2) - 1 maps to a shifter and a carry chain (about 5 levels,
+  // in front of every ring-index compare).
+  function automatic logic [14:0] ring_mask(input logic [3:0] size_log2);
+    ring_mask = '0;
+    for (int k = 1; k < 16; k++) begin
+      if (size_log2 == 4'(k)) ring_mask = 15'((16'd1 << k) - 16'd1);
+    end
+  endfunction
+
   // Fold a 32-bit ones'-complement partial sum to 16 bits (two end-around carries).
   function automatic logic [15:0] csum_fold(input logic [31:0] s);
     logic [16:0] t;

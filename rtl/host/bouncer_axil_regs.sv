@@ -242,7 +242,7 @@ module bouncer_axil_regs #(
                                           input logic ring_misaligned,
                                           input logic cq_misaligned);
     logic [14:0] m;
-    m = 15'((32'd1 << size_log2) - 32'd1);
+    m = bouncer_util_pkg::ring_mask(size_log2);
     if ((idx & ~m) != 15'd0)                         db_cause = bouncer_regs_pkg::QERR_CAUSE_DB_RANGE;
     else if (((idx - ci) & m) < ((pi - ci) & m))     db_cause = bouncer_regs_pkg::QERR_CAUSE_DB_LAP;
     else if (ring_misaligned)                        db_cause = bouncer_regs_pkg::QERR_CAUSE_RING_ALIGN;

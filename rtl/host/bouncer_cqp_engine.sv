@@ -82,7 +82,7 @@ module bouncer_cqp_engine #(
   bouncer_regs_pkg::cqp_wqe_t w;
   /* verilator lint_on UNUSEDSIGNAL */
 
-  assign mask = 15'((32'd1 << cqp_size_log2) - 32'd1);
+  assign mask = bouncer_util_pkg::ring_mask(cqp_size_log2);
   assign w    = wqe_q;
 
   /* verilator lint_off UNUSEDSIGNAL */

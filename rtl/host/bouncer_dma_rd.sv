@@ -6,7 +6,10 @@
 // the shared rd_* outputs with rd_client naming the owner; clients cannot stall it
 // (rready is always 1), so each client must accept one beat per cycle. rd_last marks the
 // final beat of the command and rd_err is then set if any beat had a non-OKAY response.
-// One command is in flight at a time; latency = AR handshake + memory latency + beats.
+// One command is in flight at a time; latency = AR handshake + memory latency + beats, plus
+// one cycle from cmd_valid to cmd_ready when the master is idle (the round-robin choice is
+// registered; it is made while the previous command is in flight, so back-to-back commands
+// lose no cycle).
 //
 // Watchdog: while a command is in flight, `timeout` (cycles, 0 = off) reloads on every AR
 // handshake and every R beat (a discarded late beat too: an in-order slave returns it before
@@ -74,19 +77,24 @@ module bouncer_dma_rd #(
   logic [31:0]         wd_left_q;     // watchdog: cycles left without progress
   logic                stat_rd_err_q, stat_timeout_q;
 
-  // round-robin pick among requesting clients, starting after the last owner
-  logic                pick_valid;
-  logic [CLIENT_W-1:0] pick;
-  logic                can_start;
+  // Round-robin pick among requesting clients, starting after the last owner. The choice is
+  // registered (sel_q) before the chosen client is answered, so cmd_ready comes from flops and
+  // no client's valid reaches another client's ready (the clients' state machines were one
+  // combinational path through the arbiter). A client that drops valid before it is answered
+  // (a ring reset) loses the choice.
+  logic                pick_valid, sel_v_q, sel_take, can_start, load;
+  logic [CLIENT_W-1:0] pick, sel_q;
   assign can_start = !busy_q && !arvalid_q;
+  assign sel_take  = !sel_v_q && pick_valid;
   bouncer_rr_arbiter #(.N(N), .W(CLIENT_W)) u_arb (
-    .clk, .rst, .req(cmd_valid), .accept(can_start), .grant_valid(pick_valid), .grant(pick)
+    .clk, .rst, .req(cmd_valid), .accept(sel_take), .grant_valid(pick_valid), .grant(pick)
   );
 
   always_comb begin
     cmd_ready = '0;
-    if (can_start && pick_valid) cmd_ready[pick] = 1'b1;
+    if (sel_v_q && can_start) cmd_ready[sel_q] = 1'b1;
   end
+  assign load = sel_v_q && can_start && cmd_valid[sel_q];
 
   // beats that fit before the next 4 KiB boundary
   logic [9:0] to_boundary;
@@ -108,13 +116,19 @@ module bouncer_dma_rd #(
       arvalid_q <= 1'b0;
       addr_q    <= addr_q + {{(ADDR_W-12){1'b0}}, ({1'b0, arlen_q, 3'b000} + 12'd8)};
     end
+    if (sel_take) begin
+      sel_v_q <= 1'b1;
+      sel_q   <= pick;
+    end else if (sel_v_q && can_start) begin
+      sel_v_q <= 1'b0;   // answered (load), or the client withdrew
+    end
     if (!busy_q) begin
-      if (can_start && pick_valid) begin
+      if (load) begin
         busy_q    <= 1'b1;
-        owner_q   <= pick;
-        addr_q    <= cmd_addr[pick*ADDR_W +: ADDR_W];
-        ar_left_q <= {1'b0, cmd_beats[pick*8 +: 8]};
-        r_left_q  <= {1'b0, cmd_beats[pick*8 +: 8]};
+        owner_q   <= sel_q;
+        addr_q    <= cmd_addr[sel_q*ADDR_W +: ADDR_W];
+        ar_left_q <= {1'b0, cmd_beats[sel_q*8 +: 8]};
+        r_left_q  <= {1'b0, cmd_beats[sel_q*8 +: 8]};
         err_q     <= 1'b0;
         wd_left_q <= timeout;
       end
@@ -146,6 +160,8 @@ module bouncer_dma_rd #(
     end
     if (rst) begin
       busy_q         <= 1'b0;
+      sel_v_q        <= 1'b0;
+      sel_q          <= '0;
       owner_q        <= '0;
       arvalid_q      <= 1'b0;
       arlen_q        <= '0;

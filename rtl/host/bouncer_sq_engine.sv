@@ -125,7 +125,7 @@ module bouncer_sq_engine #(
   assign w = wqe_q;
 
   for (genvar n = 0; n < NUM_SQ; n++) begin : g_sq
-    assign mask[n]    = 15'((32'd1 << sq_size_log2[4*n +: 4]) - 32'd1);
+    assign mask[n]    = bouncer_util_pkg::ring_mask(sq_size_log2[4*n +: 4]);
     assign pending[n] = enable && (ci_q[n] != (sq_pi[15*n +: 15] & mask[n]));
     assign sq_ci[15*n +: 15] = ci_q[n];
   end
