@@ -9,7 +9,8 @@
 // One command is in flight at a time; latency = AR handshake + memory latency + beats, plus
 // one cycle from cmd_valid to cmd_ready when the master is idle (the round-robin choice is
 // registered; it is made while the previous command is in flight, so back-to-back commands
-// lose no cycle).
+// lose no cycle). The first burst's AR is presented in the cycle after cmd_ready, so
+// cmd_valid -> ARVALID is 2 cycles from an idle master.
 //
 // Watchdog: while a command is in flight, `timeout` (cycles, 0 = off) reloads on every AR
 // handshake and every R beat (a discarded late beat too: an in-order slave returns it before
@@ -96,11 +97,18 @@ module bouncer_dma_rd #(
   end
   assign load = sel_v_q && can_start && cmd_valid[sel_q];
 
-  // beats that fit before the next 4 KiB boundary
-  logic [9:0] to_boundary;
-  logic [8:0] burst_beats;
+  // beats that fit before the next 4 KiB boundary: for the next burst of the command, and for
+  // the first burst of the chosen client's command (presented as the command is loaded)
+  logic [9:0]        to_boundary, first_to_boundary;
+  logic [8:0]        burst_beats, first_beats, sel_beats;
+  logic [ADDR_W-1:0] sel_addr;
   assign to_boundary = 10'd512 - {1'b0, addr_q[11:3]};
   assign burst_beats = ({1'b0, ar_left_q} < to_boundary) ? ar_left_q : to_boundary[8:0];
+  assign sel_addr    = cmd_addr[sel_q*ADDR_W +: ADDR_W];
+  assign sel_beats   = {1'b0, cmd_beats[sel_q*8 +: 8]};
+  assign first_to_boundary = 10'd512 - {1'b0, sel_addr[11:3]};
+  assign first_beats = ({1'b0, sel_beats} < first_to_boundary) ? sel_beats
+                                                                : first_to_boundary[8:0];
 
   // a beat of the current command (stale IDs are discarded), an AR handshake, the watchdog
   logic ar_fire, beat_ok, wd_fire;
@@ -126,9 +134,12 @@ module bouncer_dma_rd #(
       if (load) begin
         busy_q    <= 1'b1;
         owner_q   <= sel_q;
-        addr_q    <= cmd_addr[sel_q*ADDR_W +: ADDR_W];
-        ar_left_q <= {1'b0, cmd_beats[sel_q*8 +: 8]};
-        r_left_q  <= {1'b0, cmd_beats[sel_q*8 +: 8]};
+        addr_q    <= sel_addr;
+        arvalid_q <= 1'b1;             // the first burst at once
+        arid_q    <= id_q;
+        arlen_q   <= 8'(first_beats - 9'd1);
+        ar_left_q <= sel_beats - first_beats;
+        r_left_q  <= sel_beats;
         err_q     <= 1'b0;
         wd_left_q <= timeout;
       end
