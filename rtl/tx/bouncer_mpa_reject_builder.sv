@@ -6,8 +6,10 @@
 //   1. pulse pd_clear, hold pd_len; write the private data as 64-bit words
 //      (pd_wr_idx = word index, byte 0 of the PD in bits [7:0] of word 0), from the cycle
 //      of pd_clear on (a word written with pd_clear is the PD's first). The PD checksum
-//      accumulates as the words are written, so the DMA can feed it directly.
-//   2. start (valid/ready) with the connection context and the WQE options.
+//      accumulates as the words are written, so the DMA can feed it directly; it takes a
+//      word two cycles after its write (valid bytes, then the sum).
+//   2. start (valid/ready) with the connection context and the WQE options, at the
+//      earliest in the cycle after the last PD word was written.
 //   3. the frame streams out; first_beat pulses on the first handshake, done on the last.
 // Latency: start -> first beat valid = 3 cycles (field latch with the checksum partial
 // sums, computed from the start inputs; checksum totals; fold + header register).
@@ -75,9 +77,17 @@ module bouncer_mpa_reject_builder #(
     assign pd_cur[64*l +: 64] = lane_mem[rd_word];
   end
 
-  // PD checksum, bytes past pd_len count as zero padding
+  // PD checksum, bytes past pd_len count as zero padding. Two steps, so the PD length, the
+  // valid-byte count, the four-word sum and the accumulation are not one path: the written
+  // word is registered with its valid-byte count (pdw_*_q), and summed into pd_sum_q in the
+  // next cycle. The whole PD input stream is delayed by that one cycle, so pd_sum_q holds
+  // the PD's sum from the second cycle after its last word, which the totals stage (the
+  // cycle after start) reads: start must not come in the cycle of the last write.
   logic [31:0] pd_sum_q;
   logic [3:0]  pd_nvalid;
+  logic        pdw_v_q, pdw_clear_q;
+  logic [3:0]  pdw_nvalid_q;
+  logic [63:0] pdw_data_q;
   always_comb begin : pd_nvalid_calc
     logic signed [11:0] rem;
     rem = $signed({2'b00, pd_len}) - $signed({2'b00, pd_wr_idx, 3'b000});
@@ -86,10 +96,18 @@ module bouncer_mpa_reject_builder #(
     else pd_nvalid = rem[3:0];
   end
   always_ff @(posedge clk) begin
+    pdw_v_q      <= pd_wr_en;
+    pdw_clear_q  <= pd_clear;
+    pdw_nvalid_q <= pd_nvalid;
+    pdw_data_q   <= pd_wr_data;
     // a word written with pd_clear is the first of the new PD
-    if (pd_wr_en) pd_sum_q <= (pd_clear ? 32'd0 : pd_sum_q) + {14'd0, bouncer_util_pkg::qword_be_sum(pd_wr_data, pd_nvalid)};
-    else if (pd_clear) pd_sum_q <= '0;
-    if (rst) pd_sum_q <= '0;
+    if (pdw_v_q) pd_sum_q <= (pdw_clear_q ? 32'd0 : pd_sum_q) + {14'd0, bouncer_util_pkg::qword_be_sum(pdw_data_q, pdw_nvalid_q)};
+    else if (pdw_clear_q) pd_sum_q <= '0;
+    if (rst) begin
+      pdw_v_q     <= 1'b0;
+      pdw_clear_q <= 1'b0;
+      pd_sum_q    <= '0;
+    end
   end
 
   // ------------------------------------------------------------------ fields (stage 0)
