@@ -80,9 +80,10 @@ module bouncer_mpa_reject_builder #(
   // PD checksum, bytes past pd_len count as zero padding. Two steps, so the PD length, the
   // valid-byte count, the four-word sum and the accumulation are not one path: the written
   // word is registered with its valid-byte count (pdw_*_q), and summed into pd_sum_q in the
-  // next cycle. The whole PD input stream is delayed by that one cycle, so pd_sum_q holds
-  // the PD's sum from the second cycle after its last word, which the totals stage (the
-  // cycle after start) reads: start must not come in the cycle of the last write.
+  // next cycle. pd_sum_q holds the PD's sum from the second cycle after its last word, which
+  // the totals stage (the cycle after start) reads: start must not come in the cycle of the
+  // last write. A pd_clear without a word clears the sum at once (an empty PD may start in
+  // the cycle of its pd_clear) and drops a word still in flight (it belonged to the PD before).
   logic [31:0] pd_sum_q;
   logic [3:0]  pd_nvalid;
   logic        pdw_v_q, pdw_clear_q;
@@ -101,8 +102,8 @@ module bouncer_mpa_reject_builder #(
     pdw_nvalid_q <= pd_nvalid;
     pdw_data_q   <= pd_wr_data;
     // a word written with pd_clear is the first of the new PD
-    if (pdw_v_q) pd_sum_q <= (pdw_clear_q ? 32'd0 : pd_sum_q) + {14'd0, bouncer_util_pkg::qword_be_sum(pdw_data_q, pdw_nvalid_q)};
-    else if (pdw_clear_q) pd_sum_q <= '0;
+    if (pd_clear && !pd_wr_en) pd_sum_q <= '0;
+    else if (pdw_v_q) pd_sum_q <= (pdw_clear_q ? 32'd0 : pd_sum_q) + {14'd0, bouncer_util_pkg::qword_be_sum(pdw_data_q, pdw_nvalid_q)};
     if (rst) begin
       pdw_v_q     <= 1'b0;
       pdw_clear_q <= 1'b0;

@@ -121,8 +121,11 @@ class BuilderHarness {
     // word in the pd_clear cycle, as the CM engine does for an inline PD
     m_->pd_len = static_cast<uint16_t>(p.pd.size());
     const bool first_with_clear = !p.pd.empty() && (rng_() & 1) != 0;
+    // an empty PD starts, at random, in its pd_clear cycle, as the CM engine does
+    // (E_REJ_LOAD -> E_REJ_START): the previous frame's PD checksum must not leak into it
+    const bool start_with_clear = p.pd.empty() && (rng_() & 1) != 0;
     m_->pd_clear = 1;
-    if (!first_with_clear) {
+    if (!first_with_clear && !start_with_clear) {
       tick();
       m_->pd_clear = 0;
     }
@@ -150,6 +153,7 @@ class BuilderHarness {
     EXPECT_TRUE(m_->start_ready);
     tick();
     m_->start_valid = 0;
+    m_->pd_clear = 0;
     const uint64_t t_start = cycle_;
     bool first = true;
     for (int guard = 0; guard < 100000; ++guard) {
