@@ -151,6 +151,19 @@ for w in $widths; do
     [ "$depth_advisory" -eq 1 ] && adv=(--depth-advisory)
     python3 "$root/scripts/synth_report.py" check "${adv[@]}" "${ceilings[@]}" \
       "$out/$tag.summary.json" || rc=1
+    # A variable index on the left of an assignment (x[i] <= ..., x[8*i +: 8] <= ...) is
+    # lowered by Yosys into a shifter behind a 32-bit negation: a carry chain in front of
+    # the write enables (it cost up to 2.5 levels on the deepest paths). Write such
+    # assignments as a loop over the constant indices with an equality compare.
+    # shellcheck disable=SC2016  # the $ are literal: Yosys cell names
+    negs=$(grep 'creating \$alu cell for .*\$neg\$[^ ]*:0\$' "$out/$tag.log" || true)
+    if [ -n "$negs" ]; then
+      echo "synth $tag: FAILED variable-index assignment(s) lowered through a negation:" >&2
+      printf '%s\n' "$negs" >&2
+      rc=1
+    else
+      echo "synth $tag: no variable-index assignment lowered through a negation"
+    fi
   fi
 done
 

@@ -44,10 +44,7 @@ module bouncer_cm_ctx_table #(
   assign addr = !init_q ? init_addr_q[DEPTH_LOG2-1:0] : req_addr[sel*DEPTH_LOG2 +: DEPTH_LOG2];
   assign wdata = !init_q ? 512'd0 : req_wdata[sel*512 +: 512];
 
-  always_comb begin
-    req_ready = 2'b00;
-    if (go) req_ready[sel] = 1'b1;
-  end
+  assign req_ready = {go && sel, go && !sel};
 
   // RAM: registered read (read-first), one write port, same address port. Eight 64-bit lanes
   // rather than one 512-bit word: the same BRAM/URAM count, and Yosys 0.23's memory mapper
@@ -63,8 +60,7 @@ module bouncer_cm_ctx_table #(
 
   logic [1:0] rd_s1_q, rd_s2_q;
   always_ff @(posedge clk) begin
-    rd_s1_q <= 2'b00;
-    if (go && !req_we[sel]) rd_s1_q[sel] <= 1'b1;
+    rd_s1_q <= {go && sel && !req_we[1], go && !sel && !req_we[0]};
     rd_s2_q <= rd_s1_q;
     if (!init_q) begin
       init_addr_q <= init_addr_q + 1'b1;

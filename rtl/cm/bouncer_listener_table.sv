@@ -123,7 +123,7 @@ module bouncer_listener_table #(
   end
 
   always_ff @(posedge clk) begin
-    if (cfg_valid) valid_q[cfg_idx] <= cfg_create;
+    for (int i = 0; i < N; i++) if (cfg_valid && cfg_idx == LW'(i)) valid_q[i] <= cfg_create;
     if (rst) valid_q <= '0;
   end
 

@@ -93,7 +93,8 @@ module bouncer_dma_rd #(
 
   always_comb begin
     cmd_ready = '0;
-    if (sel_v_q && can_start) cmd_ready[sel_q] = 1'b1;
+    for (int i = 0; i < N; i++)
+      if (sel_v_q && can_start && sel_q == CLIENT_W'(i)) cmd_ready[i] = 1'b1;
   end
   assign load = sel_v_q && can_start && cmd_valid[sel_q];
 

@@ -86,7 +86,8 @@ module bouncer_dma_wr #(
 
   always_comb begin
     cmd_ready = '0;
-    if (sel_v_q && !busy_q && !bq_full) cmd_ready[sel_q] = 1'b1;
+    for (int i = 0; i < N; i++)
+      if (sel_v_q && !busy_q && !bq_full && sel_q == CLIENT_W'(i)) cmd_ready[i] = 1'b1;
   end
   assign load = sel_v_q && !busy_q && !bq_full && cmd_valid[sel_q];
 
@@ -129,15 +130,18 @@ module bouncer_dma_wr #(
       if (issue_done) begin
         busy_q             <= 1'b0;
         bq_client[bq_wr_q] <= owner_q;
-        bq_wait[bq_wr_q]   <= !POSTED_MASK[owner_q];
+        for (int i = 0; i < MAX_OUT; i++)
+          if (bq_wr_q == OUT_W'(i)) bq_wait[i] <= !POSTED_MASK[owner_q];
         bq_wr_q            <= bq_wr_q + 1'b1;
-        if (POSTED_MASK[owner_q]) done[owner_q] <= 1'b1;
+        for (int i = 0; i < N; i++)
+          if (POSTED_MASK[i] && owner_q == CLIENT_W'(i)) done[i] <= 1'b1;
       end
     end
     if (b_fire) begin
       bq_rd_q <= bq_rd_q + 1'b1;
       if (bq_wait[bq_rd_q]) begin
-        done[bq_client[bq_rd_q]] <= 1'b1;
+        for (int i = 0; i < N; i++)
+          if (bq_client[bq_rd_q] == CLIENT_W'(i)) done[i] <= 1'b1;
         err                      <= (m_axi_bresp != 2'b00);
       end else if (m_axi_bresp != 2'b00) begin
         posted_err <= 1'b1;

@@ -279,7 +279,7 @@ module bouncer_sq_engine #(
         state_q <= S_FETCH_DATA;
       end
       S_FETCH_DATA: if (rd_valid) begin
-        wqe_q[64*beat_q +: 64] <= rd_data;
+        for (int b = 0; b < 8; b++) if (beat_q == 3'(b)) wqe_q[64*b +: 64] <= rd_data;
         beat_q <= beat_q + 3'd1;
         if (rd_last) begin
           if (rd_err) begin

@@ -709,7 +709,7 @@ module bouncer_core #(
       if (txa_tvalid[i] && txa_tready[i]) txa_in_frame_q[i] <= !txa_tlast[i];
     if (arb_fire) tx_out_in_frame_q <= !arb_tlast;
     if (txa_sof != 2'b00) begin
-      src_fifo_q[src_wr_q[1:0]] <= txa_sof[1];
+      for (int i = 0; i < 4; i++) if (src_wr_q[1:0] == 2'(i)) src_fifo_q[i] <= txa_sof[1];
       src_wr_q <= src_wr_q + 3'd1;
     end
     if (tx_out_sof) src_rd_q <= src_rd_q + 3'd1;
