@@ -19,9 +19,11 @@
 // Throughput: one beat per cycle, back to back across frames and inputs: the first beat of
 // the next frame is taken in the cycle after the previous frame's tlast beat, no bubble.
 //
-// frame_done pulses in the cycle of the handshake of each output tlast beat
-// (= m_axis_tvalid && m_axis_tready && m_axis_tlast); frame_bytes is then the number of
-// bytes of that frame (sum of the tkeep bits of its beats, modulo 2^16), registered.
+// frame_done pulses 2 cycles after the handshake of each output tlast beat
+// (m_axis_tvalid && m_axis_tready && m_axis_tlast); frame_bytes is then the number of bytes
+// of that frame (sum of the tkeep bits of its beats, modulo 2^16). Both are flops. The bytes
+// are counted on the output side: the tkeep count of each beat that leaves is registered,
+// then added, so neither the input selection nor m_axis_tready sits in front of the adder.
 `default_nettype none
 module bouncer_tx_arb #(
   parameter int DATA_W = 64,
@@ -70,33 +72,41 @@ module bouncer_tx_arb #(
   logic [DATA_W-1:0] in_data;
   logic [KW-1:0]     in_keep;
   logic              in_last;
-  logic [15:0]       acc_q, acc_d;   // bytes of the current input frame taken so far
-  logic [15:0]       in_bytes;       // bytes of the frame up to and including this beat
 
   assign in_ready = !skid_v_q;
   assign sel      = busy_q ? cur_q : gnt;
-  assign sel_v    = busy_q ? s_axis_tvalid[sel] : gnt_v;
+  always_comb begin
+    sel_v = gnt_v;
+    if (busy_q) begin
+      sel_v = 1'b0;
+      for (int i = 0; i < N; i++)
+        if (cur_q == SW'(i)) sel_v = s_axis_tvalid[i];
+    end
+  end
   assign fire     = sel_v && in_ready;
   assign start    = fire && !busy_q;
 
+  // The input selection is an AND-OR over a one-hot decode of sel: no index arithmetic
+  // (a variable part-select becomes a shifter, with an adder for the offset).
   always_comb begin
     s_axis_tready = '0;
-    if (in_ready && (busy_q || gnt_v)) s_axis_tready[sel] = 1'b1;
-
-    in_data = s_axis_tdata[32'(sel) * DATA_W +: DATA_W];
-    in_keep = s_axis_tkeep[32'(sel) * KW +: KW];
-    in_last = s_axis_tlast[sel];
-
-    in_bytes = acc_q;
-    for (int i = 0; i < KW; i++) in_bytes = in_bytes + {15'd0, in_keep[i]};
+    in_data = '0;
+    in_keep = '0;
+    in_last = 1'b0;
+    for (int i = 0; i < N; i++) begin
+      if (sel == SW'(i)) begin
+        s_axis_tready[i] = in_ready && (busy_q || gnt_v);
+        in_data = in_data | s_axis_tdata[i * DATA_W +: DATA_W];
+        in_keep = in_keep | s_axis_tkeep[i * KW +: KW];
+        in_last = in_last | s_axis_tlast[i];
+      end
+    end
 
     busy_d = busy_q;
     cur_d  = cur_q;
-    acc_d  = acc_q;
     if (fire) begin
       busy_d = !in_last;
       cur_d  = sel;
-      acc_d  = in_last ? 16'd0 : in_bytes;
     end
   end
 
@@ -105,7 +115,6 @@ module bouncer_tx_arb #(
   logic [DATA_W-1:0] out_data_q, skid_data_q;
   logic [KW-1:0]     out_keep_q, skid_keep_q;
   logic              out_last_q, skid_last_q;
-  logic [15:0]       out_bytes_q, skid_bytes_q;
   logic              out_free;
 
   assign out_free = !out_v_q || m_axis_tready;
@@ -117,31 +126,26 @@ module bouncer_tx_arb #(
         out_data_q  <= skid_data_q;
         out_keep_q  <= skid_keep_q;
         out_last_q  <= skid_last_q;
-        out_bytes_q <= skid_bytes_q;
         skid_v_q    <= 1'b0;
       end else begin
         out_v_q     <= fire;
         out_data_q  <= in_data;
         out_keep_q  <= in_keep;
         out_last_q  <= in_last;
-        out_bytes_q <= in_bytes;
       end
     end else if (fire) begin
       skid_v_q     <= 1'b1;
       skid_data_q  <= in_data;
       skid_keep_q  <= in_keep;
       skid_last_q  <= in_last;
-      skid_bytes_q <= in_bytes;
     end
     busy_q <= busy_d;
     cur_q  <= cur_d;
-    acc_q  <= acc_d;
     if (rst) begin
       out_v_q  <= 1'b0;
       skid_v_q <= 1'b0;
       busy_q   <= 1'b0;
       cur_q    <= '0;
-      acc_q    <= '0;
     end
   end
 
@@ -149,8 +153,35 @@ module bouncer_tx_arb #(
   assign m_axis_tdata  = out_data_q;
   assign m_axis_tkeep  = out_keep_q;
   assign m_axis_tlast  = out_last_q;
-  assign frame_done    = out_v_q && m_axis_tready && out_last_q;
-  assign frame_bytes   = out_bytes_q;
+
+  // ---------------------------------------------------------------- frame byte count
+  // c: a beat leaves; c+1: its tkeep count is in o_cnt_q; c+2: frame_done, frame_bytes.
+  localparam int CW = $clog2(KW + 1);
+  logic          o_fire_q, o_last_q, done_q;
+  logic [CW-1:0] o_cnt_q, keep_cnt;
+  logic [15:0]   acc_q, bytes_q;   // bytes of the leaving frame before o_cnt_q's beat
+
+  always_comb begin
+    keep_cnt = '0;
+    for (int i = 0; i < KW; i++) keep_cnt = keep_cnt + CW'(out_keep_q[i]);
+  end
+
+  always_ff @(posedge clk) begin
+    o_fire_q <= out_v_q && m_axis_tready;
+    o_last_q <= out_last_q;
+    o_cnt_q  <= keep_cnt;
+    done_q   <= o_fire_q && o_last_q;
+    bytes_q  <= acc_q + 16'(o_cnt_q);
+    if (o_fire_q) acc_q <= o_last_q ? 16'd0 : acc_q + 16'(o_cnt_q);
+    if (rst) begin
+      o_fire_q <= 1'b0;
+      done_q   <= 1'b0;
+      acc_q    <= '0;
+    end
+  end
+
+  assign frame_done  = done_q;
+  assign frame_bytes = bytes_q;
 
 endmodule
 `default_nettype wire

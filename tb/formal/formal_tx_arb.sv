@@ -3,11 +3,12 @@
 // Environment: each s_axis input obeys AXI-Stream (valid held until ready, payload stable;
 // assumed), and tags its beats with its own index in tdata[0] (assumed); m_axis_tready is
 // free, rst may rise in any cycle and is high in the first one.
-// Asserts: m_axis valid held until ready, payload (tdata, tkeep, tlast, frame_bytes) stable,
-// m_axis_tvalid low after reset; at most one s_axis_tready high; frames never interleave (every
-// beat of an output frame carries the tag of the frame's first beat); frame_done is exactly the
-// tlast handshake; beats in = beats out + beats held (nothing lost or duplicated); and a second
-// copy started from another initial state agrees on m_axis_tvalid, s_axis_tready and frame_done.
+// Asserts: m_axis valid held until ready, payload (tdata, tkeep, tlast) stable, m_axis_tvalid
+// low after reset; at most one s_axis_tready high; frames never interleave (every beat of an
+// output frame carries the tag of the frame's first beat); frame_done is exactly the tlast
+// handshake 2 cycles later, with frame_bytes = the frame's tkeep bits; beats in = beats out +
+// beats held (nothing lost or duplicated); and a second copy started from another initial
+// state agrees on m_axis_tvalid, s_axis_tready and frame_done.
 `default_nettype none
 module formal_tx_arb (
   input wire        clk,
@@ -57,9 +58,9 @@ module formal_tx_arb (
     end
   endgenerate
 
-  formal_axis_check #(.W(35), .MASTER(1)) chk_m (
+  formal_axis_check #(.W(19), .MASTER(1)) chk_m (
     .clk(clk), .rst(rst), .clr(1'b0), .valid(a_m_valid), .ready(m_axis_tready),
-    .payload({a_bytes, a_m_last, a_m_keep, a_m_data})
+    .payload({a_m_last, a_m_keep, a_m_data})
   );
 
   // output framing and beat accounting, kept by the harness
@@ -68,15 +69,27 @@ module formal_tx_arb (
   wire      out_fire = a_m_valid && m_axis_tready;
   wire      in_fire  = |(s_axis_tvalid & a_s_ready);
   wire [3:0] held    = beats_in_q - beats_out_q;
+  // the frame's byte count so far, and the expected frame_done / frame_bytes 1 and 2 cycles on
+  reg  [15:0] out_bytes_q, exp1_bytes_q, exp2_bytes_q;
+  reg         exp1_done_q, exp2_done_q;
+  wire [15:0] beat_bytes = out_bytes_q + {15'd0, a_m_keep[0]} + {15'd0, a_m_keep[1]};
   always @(posedge clk) begin
     if (out_fire) begin
       out_in_frame_q <= !a_m_last;
       out_tag_q      <= a_m_data[0];
+      out_bytes_q    <= a_m_last ? 16'd0 : beat_bytes;
     end
+    exp1_done_q  <= out_fire && a_m_last;
+    exp1_bytes_q <= beat_bytes;
+    exp2_done_q  <= exp1_done_q;
+    exp2_bytes_q <= exp1_bytes_q;
     if (in_fire) beats_in_q <= beats_in_q + 4'd1;
     if (out_fire) beats_out_q <= beats_out_q + 4'd1;
     if (rst) begin
       out_in_frame_q <= 1'b0;
+      out_bytes_q    <= 16'd0;
+      exp1_done_q    <= 1'b0;
+      exp2_done_q    <= 1'b0;
       beats_in_q     <= 4'd0;
       beats_out_q    <= 4'd0;
     end
@@ -88,7 +101,8 @@ module formal_tx_arb (
       assert (a_s_ready == b_s_ready);
       assert (a_done == b_done);
       assert (a_s_ready != 2'b11);
-      assert (a_done == (a_m_valid && m_axis_tready && a_m_last));
+      assert (a_done == exp2_done_q);
+      if (a_done) assert (a_bytes == exp2_bytes_q);
       if (a_m_valid && out_in_frame_q) assert (a_m_data[0] == out_tag_q);
       // at most the output register and the skid register hold beats
       assert (held <= 4'd2);

@@ -4,7 +4,7 @@
 // beat once valid is held until taken) against random m_axis_tready. Checked: the input
 // handshakes never interleave two frames; the output is exactly the accepted beats in
 // order, so every frame arrives intact and per-input order holds; frame_done/frame_bytes
-// on every output tlast handshake with the frame's byte count; fairness: while an input
+// 2 cycles after every output tlast handshake, with the frame's byte count; fairness: while an input
 // waits with a frame, every other input starts at most one frame; under saturation the
 // output carries a beat every cycle (no bubble between frames or inputs); s_axis_tready
 // does not depend combinationally on m_axis_tready.
@@ -16,6 +16,7 @@
 #include <memory>
 #include <random>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 // Verilator 5.006's verilated_types.h has an unused parameter; not our code.
@@ -100,7 +101,14 @@ class Harness : public axis::ClockedModel<Model> {
 
     // output handshake
     const bool out_hs = m_->m_axis_tvalid && ready;
-    EXPECT_EQ(static_cast<bool>(m_->frame_done), out_hs && m_->m_axis_tlast);
+    // frame_done / frame_bytes: kDoneDelay cycles after the frame's tlast handshake
+    const bool due = !done_due_.empty() && done_due_.front().first == cycle_;
+    EXPECT_EQ(static_cast<bool>(m_->frame_done), due) << "cycle " << cycle_;
+    if (due) {
+      EXPECT_EQ(m_->frame_bytes, done_due_.front().second & 0xFFFF) << "frame #" << done_frames_;
+      done_due_.pop_front();
+      ++done_frames_;
+    }
     if (out_hs) {
       const Beat b = this->out_beat(kWb);
       ASSERT_FALSE(accepted_.empty()) << "output beat that was never taken";
@@ -110,7 +118,7 @@ class Harness : public axis::ClockedModel<Model> {
       ++out_beats_;
       ++busy_cycles_;
       if (b.last) {
-        EXPECT_EQ(m_->frame_bytes, out_bytes_ & 0xFFFF) << "frame #" << out_frames_;
+        done_due_.emplace_back(cycle_ + kDoneDelay, out_bytes_);
         out_bytes_ = 0;
         ++out_frames_;
       }
@@ -165,6 +173,8 @@ class Harness : public axis::ClockedModel<Model> {
     }
     for (int i = 0; i < 10; ++i) step(0.0, 1.0);
     EXPECT_TRUE(accepted_.empty());
+    EXPECT_TRUE(done_due_.empty()) << "frame_done missing";
+    EXPECT_EQ(done_frames_, out_frames_);
     settle();
     EXPECT_FALSE(m_->m_axis_tvalid);
   }
@@ -183,6 +193,9 @@ class Harness : public axis::ClockedModel<Model> {
   uint64_t out_beats_ = 0;
   uint64_t out_frames_ = 0;
   uint64_t out_bytes_ = 0;
+  static constexpr uint64_t kDoneDelay = 2;
+  std::deque<std::pair<uint64_t, uint64_t>> done_due_;  // (cycle, bytes) of each frame_done
+  uint64_t done_frames_ = 0;
   uint64_t busy_cycles_ = 0;
   uint64_t cycle_ = 0;
 };
