@@ -22,8 +22,11 @@
 // Latency: request handshake -> first beat valid = 3 cycles (edges B, S, O after the
 // accepting edge). Throughput: one beat per cycle with tready high, back to back across
 // segments (S reloads on the edge that sends the previous segment's last beat), so one
-// segment per cycle at DATA_W 512 (SYN-ACK with VLAN, 66 bytes, takes 2 beats). Note
-// s_req_ready depends combinationally on m_axis_tready.
+// segment per cycle at DATA_W 512 (SYN-ACK with VLAN, 66 bytes, takes 2 beats).
+// s_req_ready is a flop: a request that arrives while stage A cannot move waits in a skid
+// register (s_req_ready low while it is full) and enters A from there, so m_axis_tready
+// does not reach the requester combinationally. Without back-pressure the skid is bypassed
+// and the latency is unchanged.
 `default_nettype none
 module bouncer_tcp_ctrl_builder #(
   parameter int DATA_W  = 64,
@@ -100,7 +103,43 @@ module bouncer_tcp_ctrl_builder #(
   assign b_ready     = !s_busy_q || last_emit;
   assign s_load      = b_valid_q && b_ready;
   assign a_ready     = !a_valid_q || b_ready;
-  assign s_req_ready = a_ready;
+
+  // ------------------------------------------------------------------ request skid
+  req_t s_req, sk_q, req_in;
+  logic sk_v_q, in_valid, a_load;
+  always_comb begin
+    s_req.kind     = s_req_kind;
+    s_req.rem_mac  = s_req_rem_mac;
+    s_req.loc_mac  = s_req_loc_mac;
+    s_req.vlan_en  = s_req_vlan_en;
+    s_req.vlan_tci = s_req_vlan_tci;
+    s_req.loc_ip   = s_req_loc_ip;
+    s_req.rem_ip   = s_req_rem_ip;
+    s_req.tos      = s_req_tos;
+    s_req.ttl      = s_req_ttl;
+    s_req.ip_id    = s_req_ip_id;
+    s_req.loc_port = s_req_loc_port;
+    s_req.rem_port = s_req_rem_port;
+    s_req.seq      = s_req_seq;
+    s_req.ack      = s_req_ack;
+    s_req.window   = s_req_window;
+    s_req.mss      = s_req_mss;
+    s_req.wscale   = s_req_wscale;
+  end
+  assign s_req_ready = !sk_v_q;
+  assign req_in      = sk_v_q ? sk_q : s_req;
+  assign in_valid    = sk_v_q || s_req_valid;
+  assign a_load      = in_valid && a_ready;
+
+  always_ff @(posedge clk) begin
+    if (sk_v_q) begin
+      if (a_ready) sk_v_q <= 1'b0;
+    end else if (s_req_valid && !a_ready) begin
+      sk_v_q <= 1'b1;
+      sk_q   <= s_req;
+    end
+    if (rst) sk_v_q <= 1'b0;
+  end
 
   // ------------------------------------------------------------------ stage A
   req_t        a_q;
@@ -110,8 +149,8 @@ module bouncer_tcp_ctrl_builder #(
   logic [7:0]  in_flags;
   logic [15:0] in_ip_total, in_tcp_len;
   always_comb begin
-    in_syn = (s_req_kind == K_SYNACK);
-    case (s_req_kind)
+    in_syn = (req_in.kind == K_SYNACK);
+    case (req_in.kind)
       K_SYNACK: in_flags = 8'h12;
       K_ACK:    in_flags = 8'h10;
       K_FINACK: in_flags = 8'h11;
@@ -122,37 +161,21 @@ module bouncer_tcp_ctrl_builder #(
   end
 
   always_ff @(posedge clk) begin
-    if (s_req_valid && a_ready) begin
-      a_q.kind     <= s_req_kind;
-      a_q.rem_mac  <= s_req_rem_mac;
-      a_q.loc_mac  <= s_req_loc_mac;
-      a_q.vlan_en  <= s_req_vlan_en;
-      a_q.vlan_tci <= s_req_vlan_tci;
-      a_q.loc_ip   <= s_req_loc_ip;
-      a_q.rem_ip   <= s_req_rem_ip;
-      a_q.tos      <= s_req_tos;
-      a_q.ttl      <= s_req_ttl;
-      a_q.ip_id    <= s_req_ip_id;
-      a_q.loc_port <= s_req_loc_port;
-      a_q.rem_port <= s_req_rem_port;
-      a_q.seq      <= s_req_seq;
-      a_q.ack      <= s_req_ack;
-      a_q.window   <= s_req_window;
-      a_q.mss      <= s_req_mss;
-      a_q.wscale   <= s_req_wscale;
+    if (a_load) begin
+      a_q <= req_in;
       // IPv4 header words except the addresses (checksum field 0)
-      a_ip_q   <= {4'd0, 8'h45, s_req_tos} + {4'd0, in_ip_total} + {4'd0, s_req_ip_id}
-                + 20'h04000 + {4'd0, s_req_ttl, 8'h06};
+      a_ip_q   <= {4'd0, 8'h45, req_in.tos} + {4'd0, in_ip_total} + {4'd0, req_in.ip_id}
+                + 20'h04000 + {4'd0, req_in.ttl, 8'h06};
       // addresses: shared by the IPv4 header and the TCP pseudo-header
-      a_addr_q <= {4'd0, s_req_loc_ip[31:16]} + {4'd0, s_req_loc_ip[15:0]}
-                + {4'd0, s_req_rem_ip[31:16]} + {4'd0, s_req_rem_ip[15:0]};
-      a_tcp0_q <= {4'd0, s_req_loc_port} + {4'd0, s_req_rem_port}
-                + {4'd0, s_req_seq[31:16]} + {4'd0, s_req_seq[15:0]}
-                + {4'd0, s_req_ack[31:16]} + {4'd0, s_req_ack[15:0]};
+      a_addr_q <= {4'd0, req_in.loc_ip[31:16]} + {4'd0, req_in.loc_ip[15:0]}
+                + {4'd0, req_in.rem_ip[31:16]} + {4'd0, req_in.rem_ip[15:0]};
+      a_tcp0_q <= {4'd0, req_in.loc_port} + {4'd0, req_in.rem_port}
+                + {4'd0, req_in.seq[31:16]} + {4'd0, req_in.seq[15:0]}
+                + {4'd0, req_in.ack[31:16]} + {4'd0, req_in.ack[15:0]};
       // pseudo-header protocol + TCP length, doff/flags, window, options
       a_tcp1_q <= 20'd6 + {4'd0, in_tcp_len} + {4'd0, (in_syn ? 4'd7 : 4'd5), 4'd0, in_flags}
-                + {4'd0, s_req_window}
-                + (in_syn ? (20'h00204 + {4'd0, s_req_mss} + 20'h00303 + {4'd0, s_req_wscale, 8'h00})
+                + {4'd0, req_in.window}
+                + (in_syn ? (20'h00204 + {4'd0, req_in.mss} + 20'h00303 + {4'd0, req_in.wscale, 8'h00})
                           : 20'd0);
     end
   end
@@ -260,7 +283,7 @@ module bouncer_tcp_ctrl_builder #(
     end
     if (out_adv) out_valid_q <= emit;
 
-    if (s_req_valid && a_ready) a_valid_q <= 1'b1;
+    if (a_load) a_valid_q <= 1'b1;
     else if (a_valid_q && b_ready) a_valid_q <= 1'b0;
     if (a_valid_q && b_ready) b_valid_q <= 1'b1;
     else if (s_load) b_valid_q <= 1'b0;
