@@ -358,6 +358,38 @@ module bouncer_cm_engine #(
                             ctx_rsp_rdata[bouncer_regs_pkg::CM_CTX_RTX_CNT_LSB +: 4] + 4'd1);
   end
 
+  // Facts about the context, computed from ctx_rsp_rdata as it is read (S_CTX_WAIT) and
+  // registered with ctx_q, so the 8- and 32-bit compares and the window subtractions do not
+  // sit in front of the plans (S_DISPATCH). Only S_DISPATCH uses them, from the context as
+  // read and the job's own record (r_*), which do not change in between; the assertions
+  // below check them against ctx_q.
+  /* verilator lint_off UNUSEDSIGNAL */  // a view of ctx_rsp_rdata; a few fields are used
+  bouncer_regs_pkg::cm_ctx_t ctx_rd;
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic        cx_rev_ok_q, cx_enh_q, cx_in_order_q, cx_all_acked_q, cx_syn_dup_q;
+  logic [31:0] cx_ack_rel_q, cx_nxt_rel_q;
+  // A timer job's "due" (now reached the deadline) in S_DISPATCH: `now` moves by at most one
+  // per cycle (bouncer_cm_timer), so it is the compare against now (no tick since S_CTX_WAIT:
+  // now[0] unchanged) or against now + 1, both taken in S_CTX_WAIT.
+  logic        cx_due0_q, cx_due1_q, cx_now0_q;
+  assign ctx_rd = ctx_rsp_rdata;
+  always_ff @(posedge clk) begin
+    if (state_q == S_CTX_WAIT && ctx_rsp_valid) begin
+      cx_rev_ok_q    <= (ctx_rd.req_rev == 8'd1) || (ctx_rd.req_rev == 8'd2);
+      cx_enh_q       <= (ctx_rd.req_rev == 8'd2) && ctx_rd.req_flags[4];
+      cx_in_order_q  <= (r_seq == ctx_rd.rcv_nxt);
+      cx_all_acked_q <= (r_ack == ctx_rd.snd_nxt);
+      cx_syn_dup_q   <= (r_seq + 32'd1 == ctx_rd.rcv_nxt);
+      // for ISS + 1 <= SEG.ACK <= SND.NXT: both relative to ISS + 1 (see plan_rx)
+      cx_ack_rel_q   <= r_ack + ~ctx_rd.iss;
+      cx_nxt_rel_q   <= ctx_rd.snd_nxt + ~ctx_rd.iss;
+      cx_due0_q      <= ctx_rd.ctx_valid && ctx_rd.timer_on && !($signed(now - ctx_rd.deadline) < 0);
+      cx_due1_q      <= ctx_rd.ctx_valid && ctx_rd.timer_on
+                        && !($signed(now + 32'd1 - ctx_rd.deadline) < 0);
+      cx_now0_q      <= now[0];
+    end
+  end
+
   // a node still counts against its listener's backlog
   logic counted;
   assign counted = ctx_q.hw_node && !ctx_q.auto_rej && !ctx_q.rejected &&
@@ -365,11 +397,12 @@ module bouncer_cm_engine #(
                     ctx_q.state == bouncer_regs_pkg::CM_STATE_MPAREQ_RCVD || ctx_q.state == bouncer_regs_pkg::CM_STATE_PEER_RESET);
 
   // request facts
-  logic        enh_req, rej_enh;
-  logic [15:0] pdl_wire;
+  logic        enh_req, pd_too_long;
   assign enh_req  = (asm_rsp_rev == 8'd2) && asm_rsp_flags[4];
-  assign rej_enh  = (ctx_q.req_rev == 8'd2) && ctx_q.req_flags[4];
-  assign pdl_wire = {6'd0, h_pd_len} + (rej_enh ? 16'd4 : 16'd0);
+  // the reject's PD_Length on the wire (h_pd_len, + 4 for the IRD/ORD word of an enhanced
+  // request) over MPA_PD_MAX, without the add: both compares are against constants
+  assign pd_too_long = cx_enh_q ? ({6'd0, h_pd_len} > 16'(bouncer_regs_pkg::MPA_PD_MAX - 4))
+                                : ({6'd0, h_pd_len} > 16'(bouncer_regs_pkg::MPA_PD_MAX));
 
   logic [31:0] seg_end;    // sequence number after this segment's data
   assign seg_end = r_seq + {16'd0, r_len};
@@ -480,11 +513,12 @@ module bouncer_cm_engine #(
     pl_rx = '0;
     nc_rx = ctx_q;
     st    = ctx_q.state;
-    in_order  = (r_seq == ctx_q.rcv_nxt);
-    all_acked = (r_ack == ctx_q.snd_nxt);
+    in_order  = cx_in_order_q;    // r_seq == RCV.NXT
+    all_acked = cx_all_acked_q;   // r_ack == SND.NXT
     // acceptable: ISS + 1 <= SEG.ACK <= SND_NXT (RFC 5961 5.2 with SND.UNA - MAX.SND.WND
-    // taken as ISS + 1: an ACK of less than the SYN-ACK, or from the far past, is not)
-    ack_ok    = ((r_ack - ctx_q.iss - 32'd1) <= (ctx_q.snd_nxt - ctx_q.iss - 32'd1));
+    // taken as ISS + 1: an ACK of less than the SYN-ACK, or from the far past, is not):
+    // (SEG.ACK - ISS - 1) <= (SND.NXT - ISS - 1), both differences taken in S_CTX_WAIT
+    ack_ok    = (cx_ack_rel_q <= cx_nxt_rel_q);
     // every reply below that is an ACK uses the current numbers
     pl_rx.kind_a = K_ACK;
     pl_rx.seq_a  = ctx_q.snd_nxt;
@@ -513,7 +547,7 @@ module bouncer_cm_engine #(
         pl_rx.stat[ST_OOW] = 1'b1;   // not exactly RCV.NXT: ignored (RFC 5961 3.2)
       end
     end else if (r_flags[1]) begin                                  // SYN
-      if (st == bouncer_regs_pkg::CM_STATE_SYN_RCVD && r_seq == ctx_q.rcv_nxt - 32'd1) begin
+      if (st == bouncer_regs_pkg::CM_STATE_SYN_RCVD && cx_syn_dup_q) begin   // r_seq == RCV.NXT - 1
         pl_rx.stat[ST_SYN_DUP] = 1'b1;                              // same SYN again
         pl_rx.ctrl_a = 1'b1;
         pl_rx.kind_a = K_SYNACK;
@@ -767,9 +801,9 @@ module bouncer_cm_engine #(
       pl_host.stat[ST_CLOSED]   = 1'b1;
     end else if (ctx_q.rejected || ctx_q.state != bouncer_regs_pkg::CM_STATE_MPAREQ_RCVD) begin
       pl_host.major = bouncer_regs_pkg::CQ_MAJOR_CTX; pl_host.minor = bouncer_regs_pkg::CQ_MINOR_BAD_STATE;
-    end else if (ctx_q.req_rev != 8'd1 && ctx_q.req_rev != 8'd2) begin
+    end else if (!cx_rev_ok_q) begin                                // req_rev not 1 or 2
       pl_host.major = bouncer_regs_pkg::CQ_MAJOR_CTX; pl_host.minor = bouncer_regs_pkg::CQ_MINOR_BAD_REV;
-    end else if (pdl_wire > 16'(bouncer_regs_pkg::MPA_PD_MAX)) begin
+    end else if (pd_too_long) begin
       pl_host.major = bouncer_regs_pkg::CQ_MAJOR_WQE; pl_host.minor = bouncer_regs_pkg::CQ_MINOR_PD_TOO_LONG;
     end else begin
       pl_host.rej       = 1'b1;
@@ -824,7 +858,7 @@ module bouncer_cm_engine #(
     pl_tmr = '0;
     nc_tmr = ctx_q;
     st = ctx_q.state;
-    due       = ctx_q.ctx_valid && ctx_q.timer_on && !($signed(now - ctx_q.deadline) < 0);
+    due       = (now[0] != cx_now0_q) ? cx_due1_q : cx_due0_q;   // see cx_due0_q
     exhausted = (ctx_q.rtx_cnt >= rtx_max);
     rej_again = (st == bouncer_regs_pkg::CM_STATE_REJ_SENT) || ctx_q.rej_fin;
     pl_tmr.seq_a  = ctx_q.snd_nxt;
@@ -1329,6 +1363,17 @@ module bouncer_cm_engine #(
     if (!rst) begin
       assert (sel_lk_q == (state_q == S_LST_WAIT));
       assert (sel_lst_q == (state_q >= S_NOCONN && state_q <= S_SYN_PLAN));
+      if (state_q == S_DISPATCH) begin
+        assert (cx_rev_ok_q == (ctx_q.req_rev == 8'd1 || ctx_q.req_rev == 8'd2));
+        assert (cx_enh_q == (ctx_q.req_rev == 8'd2 && ctx_q.req_flags[4]));
+        assert (cx_in_order_q == (r_seq == ctx_q.rcv_nxt));
+        assert (cx_all_acked_q == (r_ack == ctx_q.snd_nxt));
+        assert (cx_syn_dup_q == (r_seq == ctx_q.rcv_nxt - 32'd1));
+        assert (cx_ack_rel_q == r_ack - ctx_q.iss - 32'd1);
+        assert (cx_nxt_rel_q == ctx_q.snd_nxt - ctx_q.iss - 32'd1);
+        assert (((now[0] != cx_now0_q) ? cx_due1_q : cx_due0_q)
+                == (ctx_q.ctx_valid && ctx_q.timer_on && !($signed(now - ctx_q.deadline) < 0)));
+      end
     end
   end
 `endif
