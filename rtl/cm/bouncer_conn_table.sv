@@ -194,9 +194,12 @@ module bouncer_conn_table #(
 
   // ---------------------------------------------------------------- S3: forward, compare, modify
   // Writes of the last two S3 cycles: the RAM data of the command now in S3 predates both.
-  logic          wr1_v_q, wr2_v_q;
-  logic [BL-1:0] wr1_bk_q, wr2_bk_q;
+  // Whether they hit its bucket (fwd1_q, fwd2_q) is decided one cycle ahead, while the
+  // command is in S2, so the bucket-index compares are not in front of the tuple compares.
+  logic          wr1_v_q;
+  logic [BL-1:0] wr1_bk_q;
   logic [BW-1:0] wr1_d_q, wr2_d_q;
+  logic          fwd1_q, fwd2_q;
 
   logic [BW-1:0]      bucket;
   logic [WAYS-1:0]    way_valid, way_match, free_oh;
@@ -207,8 +210,8 @@ module bouncer_conn_table #(
   logic [1:0]         s3_status;
 
   always_comb begin
-    if (wr1_v_q && wr1_bk_q == bk2_q) bucket = wr1_d_q;
-    else if (wr2_v_q && wr2_bk_q == bk2_q) bucket = wr2_d_q;
+    if (fwd1_q) bucket = wr1_d_q;
+    else if (fwd2_q) bucket = wr2_d_q;
     else bucket = rdata_out_q;
 
     hit_id     = '0;
@@ -271,9 +274,10 @@ module bouncer_conn_table #(
     wr1_v_q  <= s3_we;
     wr1_bk_q <= bk2_q;
     wr1_d_q  <= s3_wdata;
-    wr2_v_q  <= wr1_v_q;
-    wr2_bk_q <= wr1_bk_q;
     wr2_d_q  <= wr1_d_q;
+    // next cycle: wr1 is this S3 write, wr2 is wr1, and the command in S3 is bk1_q's
+    fwd1_q   <= s3_we && (bk2_q == bk1_q);
+    fwd2_q   <= wr1_v_q && (wr1_bk_q == bk1_q);
 
     if (fifo_push) fifo_wp_q <= fifo_wp_q + 1'b1;
     if (fifo_pop) fifo_rp_q <= fifo_rp_q + 1'b1;
@@ -294,7 +298,8 @@ module bouncer_conn_table #(
       init_q      <= 1'b0;
       init_addr_q <= '0;
       wr1_v_q     <= 1'b0;
-      wr2_v_q     <= 1'b0;
+      fwd1_q      <= 1'b0;
+      fwd2_q      <= 1'b0;
       fifo_wp_q   <= '0;
       fifo_rp_q   <= '0;
       fifo_cnt_q  <= '0;
