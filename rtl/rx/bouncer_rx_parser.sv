@@ -312,6 +312,7 @@ module bouncer_rx_parser #(
   meta_t           sn_rec;
   logic [8*40-1:0] sn_opts;
   logic [18*8-1:0] sn_ipsum;            // IPv4 header: 8 groups of up to 4 words, IHL-masked
+  logic [16*32-1:0] sn_ipw;             // the header words, IHL-masked (words 30, 31: 0)
   always_comb begin : sn_decode
     logic       isv4;
     logic [3:0] ihl;
@@ -352,14 +353,14 @@ module bouncer_rx_parser #(
       sn_rec.tcp_flags  = sn_tcph[8*13 +: 8];
       sn_rec.tcp_window = {sn_tcph[8*14 +: 8], sn_tcph[8*15 +: 8]};
     end
+    // each group as two pair sums added together: two adder levels, not a chain of three
     ihl = sn_iph[3:0];
-    for (int g = 0; g < 8; g++) begin
-      sn_ipsum[18*g +: 18] = '0;
-      for (int w = 4*g; w < 4*g + 4 && w < 30; w++) begin
-        if (5'(w) < {ihl, 1'b0})
-          sn_ipsum[18*g +: 18] = sn_ipsum[18*g +: 18] + {2'b00, sn_iph[16*w +: 8], sn_iph[16*w + 8 +: 8]};
-      end
-    end
+    for (int w = 0; w < 32; w++)
+      sn_ipw[16*w +: 16] = (w < 30 && 5'(w) < {ihl, 1'b0})
+                         ? {sn_iph[16*(w % 30) +: 8], sn_iph[16*(w % 30) + 8 +: 8]} : 16'd0;
+    for (int g = 0; g < 8; g++)
+      sn_ipsum[18*g +: 18] = ({2'b00, sn_ipw[64*g +: 16]} + {2'b00, sn_ipw[64*g + 16 +: 16]})
+                           + ({2'b00, sn_ipw[64*g + 32 +: 16]} + {2'b00, sn_ipw[64*g + 48 +: 16]});
   end
 
   logic              c_valid_q, c_last_q, c_first_q, c_fwd_q, c_doff_ok_q, c_ihl_ok_q;
@@ -587,7 +588,7 @@ module bouncer_rx_parser #(
   logic            p3_valid_q, p3_done_q;
   meta_t           p3_rec_q;
   logic [8*40-1:0] p3_opts_q;
-  logic [5:0]      p3_optlen_q, p3_ptr_q;
+  logic [5:0]      p3_rem_q;     // option bytes not walked yet (they start p3_opts_q)
   logic [31:0]     p3_sum_q;
 
   assign m_free   = !m_valid_q || m_meta_ready;
@@ -595,22 +596,20 @@ module bouncer_rx_parser #(
   assign p3_ok    = !(d_valid_q && d_last_q) || !p3_valid_q || p3_leave;
   assign adv      = o_free && p3_ok && !(r_valid_q && d_out);
 
-  // one option step at p3_ptr_q
-  logic [31:0] opt_w;            // bytes ptr .. ptr+3
-  logic [5:0]  step_ptr;
-  logic        step_done, step_err, step_mss, step_ws;
+  // One option step at the head of p3_opts_q. The walked bytes are shifted out (by 1 for a
+  // NOP, by the option's length otherwise), so the option in hand is always p3_opts_q[31:0]
+  // and the decisions do not wait for a byte shifter.
+  logic [31:0]     opt_w;            // the next 4 option bytes
+  logic [5:0]      step_rem;
+  logic [8*40-1:0] step_opts;
+  logic            step_done, step_err, step_mss, step_ws;
   always_comb begin : opt_step
     logic [7:0] kind, len;
-    logic [5:0] rem;
-    /* verilator lint_off UNUSEDSIGNAL */
-    logic [8*40-1:0] sh;
-    /* verilator lint_on UNUSEDSIGNAL */
-    sh    = p3_opts_q >> {p3_ptr_q, 3'b000};
-    opt_w = sh[31:0];
-    kind  = opt_w[7:0];
-    len   = opt_w[15:8];
-    rem   = p3_optlen_q - p3_ptr_q;
-    step_ptr  = p3_ptr_q;
+    opt_w     = p3_opts_q[31:0];
+    kind      = opt_w[7:0];
+    len       = opt_w[15:8];
+    step_rem  = p3_rem_q;
+    step_opts = p3_opts_q;
     step_done = 1'b0;
     step_err  = 1'b0;
     step_mss  = 1'b0;
@@ -618,24 +617,27 @@ module bouncer_rx_parser #(
     if (kind == 8'd0) begin
       step_done = 1'b1;
     end else if (kind == 8'd1) begin
-      step_ptr  = p3_ptr_q + 6'd1;
-      step_done = (rem == 6'd1);
-    end else if ((rem < 6'd2) || (len < 8'd2) || (len > {2'b00, rem})
+      step_opts = p3_opts_q >> 8;
+      step_rem  = p3_rem_q - 6'd1;
+      step_done = (p3_rem_q == 6'd1);
+    end else if ((p3_rem_q < 6'd2) || (len < 8'd2) || (len > {2'b00, p3_rem_q})
               || ((kind == 8'd2) && (len != 8'd4)) || ((kind == 8'd3) && (len != 8'd3))) begin
       step_err  = 1'b1;
       step_done = 1'b1;
     end else begin
       step_mss  = (kind == 8'd2);
       step_ws   = (kind == 8'd3);
-      step_ptr  = p3_ptr_q + len[5:0];
-      step_done = (len[5:0] == rem);
+      step_opts = p3_opts_q >> {len[5:0], 3'b000};
+      step_rem  = p3_rem_q - len[5:0];
+      step_done = (len[5:0] == p3_rem_q);
     end
   end
 
   always_ff @(posedge clk) begin
     if (p3_leave) p3_valid_q <= 1'b0;
     if (p3_valid_q && !p3_done_q) begin
-      p3_ptr_q  <= step_ptr;
+      p3_opts_q <= step_opts;
+      p3_rem_q  <= step_rem;
       p3_done_q <= step_done;
       if (step_err) p3_rec_q.opt_err <= 1'b1;
       if (step_mss) begin
@@ -652,8 +654,7 @@ module bouncer_rx_parser #(
       p3_rec_q    <= d_rec_q;
       p3_rec_q.ip_csum_ok <= d_rec_q.ipv4 && (bouncer_util_pkg::csum_fold({8'd0, d_ipsum_q}) == 16'hFFFF);
       p3_opts_q   <= d_opts_q;
-      p3_optlen_q <= d_optlen_q;
-      p3_ptr_q    <= 6'd0;
+      p3_rem_q    <= d_optlen_q;
       p3_done_q   <= (d_optlen_q == 6'd0);
       p3_sum_q    <= acc_next + {12'd0, d_psum_q};
     end
