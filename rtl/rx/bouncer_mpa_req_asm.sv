@@ -104,6 +104,7 @@ module bouncer_mpa_req_asm #(
 
   localparam int BYTES     = DATA_W / 8;
   localparam int LANES     = DATA_W / 64;                   // 8-byte pieces per beat
+  localparam logic signed [17:0] BYTES_S = 18'(BYTES);
   localparam int LANE_W    = (LANES > 1) ? $clog2(LANES) : 1;
   localparam int SA        = STAGE_LOG2 - $clog2(BYTES);    // staging address width
   localparam int NBUF      = 1 << NBUF_LOG2;
@@ -185,19 +186,22 @@ module bouncer_mpa_req_asm #(
   logic [NBUF_LOG2-1:0] a_buf_q;
   logic [9:0]           a_off_q;
   logic [15:0]          a_len_q;
-  logic [16:0]          a_wpos_q;   // frame byte position of the staged word in front
+  // Where the piece in hand falls, kept as registers so no adder sits in front of the piece
+  // decisions: with pos = frame byte of the piece and boff = a_off_q + pos (buffer offset),
+  // rem = a_len_q - pos (bytes still to store), room = 1024 - boff (space left in the
+  // buffer), both signed; the w* copies hold the same for the first piece of the word in
+  // front, so a pop (next word) and a lane step (next piece) are each one constant add.
+  logic signed [17:0]   a_rem_q, a_wrem_q, a_room_q, a_wroom_q;
+  logic [9:0]           a_boff_q, a_wboff_q;
   logic [LANE_W-1:0]    a_lane_q;   // piece within that word (DATA_W 512)
   logic                 cmd_fire;
 
   // piece selector
   logic [63:0]  piece;
   logic         head_last;
-  logic [16:0]  pos;
-  logic [17:0]  boff;
   logic [3:0]   p_n;                // bytes of the piece to store (0..8)
   logic         p_use, p_more;      // store this piece; the next piece in the word is useful
-  logic [16:0]  p_rem;
-  logic [10:0]  p_room;
+  logic [3:0]   p_rem8, p_room8;    // rem, room clamped to 0..8
   logic         a_step, a_pop;
 
   // write register (one 8-byte piece at any byte offset of one buffer)
@@ -217,14 +221,11 @@ module bouncer_mpa_req_asm #(
       if (LANE_W'(l) == a_lane_q) piece = stg_rd_q[64*l +: 64];
     head_last = stg_rd_q[DATA_W];
 
-    pos    = a_wpos_q + 17'({a_lane_q, 3'b000});
-    boff   = {8'd0, a_off_q} + {1'b0, pos};
-    p_rem  = ({1'b0, a_len_q} > pos) ? ({1'b0, a_len_q} - pos) : 17'd0;
-    p_room = (boff < 18'd1024) ? (11'd1024 - boff[10:0]) : 11'd0;
-    p_n    = (p_rem > 17'd8) ? 4'd8 : p_rem[3:0];
-    if ({7'd0, p_n} > p_room) p_n = p_room[3:0];
-    p_use  = a_ok_q && (p_n != 4'd0);
-    p_more = a_ok_q && ({1'b0, a_len_q} > pos + 17'd8) && (boff + 18'd8 < 18'd1024);
+    p_rem8  = (a_rem_q <= 18'sd0) ? 4'd0 : ((a_rem_q >= 18'sd8) ? 4'd8 : a_rem_q[3:0]);
+    p_room8 = (a_room_q <= 18'sd0) ? 4'd0 : ((a_room_q >= 18'sd8) ? 4'd8 : a_room_q[3:0]);
+    p_n     = (p_rem8 < p_room8) ? p_rem8 : p_room8;
+    p_use   = a_ok_q && (a_rem_q > 18'sd0) && (a_room_q > 18'sd0);
+    p_more  = a_ok_q && (a_rem_q > 18'sd8) && (a_room_q > 18'sd8);
 
     a_step = (a_st_q == A_RUN) && stg_hv_q;
     if (LANES == 1) a_pop = a_step;
@@ -263,18 +264,31 @@ module bouncer_mpa_req_asm #(
       a_buf_q  <= !(s_cmd_append && s_cmd_new) ? s_cmd_buf : (free_any ? free_idx : '0);
       a_off_q  <= s_cmd_offset;
       a_len_q  <= s_cmd_len;
-      a_wpos_q <= '0;
       a_lane_q <= '0;
+      a_rem_q   <= 18'(s_cmd_len);
+      a_wrem_q  <= 18'(s_cmd_len);
+      a_room_q  <= 18'sd1024 - 18'(s_cmd_offset);
+      a_wroom_q <= 18'sd1024 - 18'(s_cmd_offset);
+      a_boff_q  <= s_cmd_offset;
+      a_wboff_q <= s_cmd_offset;
     end else if (a_pop) begin
-      a_wpos_q <= a_wpos_q + 17'(BYTES);
       a_lane_q <= '0;
+      a_rem_q   <= a_wrem_q - BYTES_S;
+      a_wrem_q  <= a_wrem_q - BYTES_S;
+      a_room_q  <= a_wroom_q - BYTES_S;
+      a_wroom_q <= a_wroom_q - BYTES_S;
+      a_boff_q  <= a_wboff_q + 10'(BYTES);
+      a_wboff_q <= a_wboff_q + 10'(BYTES);
     end else if (a_step) begin
       a_lane_q <= a_lane_q + 1'b1;
+      a_rem_q   <= a_rem_q - 18'sd8;
+      a_room_q  <= a_room_q - 18'sd8;
+      a_boff_q  <= a_boff_q + 10'd8;
     end
 
     w1_v_q    <= a_step && p_use;
     w1_buf_q  <= a_buf_q;
-    w1_off_q  <= boff[9:0];
+    w1_off_q  <= a_boff_q;
     w1_n_q    <= p_n;
     w1_data_q <= piece;
 
