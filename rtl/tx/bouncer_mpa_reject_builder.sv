@@ -120,28 +120,22 @@ module bouncer_mpa_reject_builder #(
   /* verilator lint_on UNUSEDSIGNAL */
   logic        fin_q;
   logic [31:0] ird_ord_q;
-  logic        enh;
-  logic [15:0] pdl, ip_total;
-  logic [7:0]  mflags, tflags;
-  logic [1:0]  hsel;                  // 0: H0, 1: H1, 2: H2
+  // the frame's derived header fields, registered at the start from the start inputs (s_*
+  // below), so the header image is only registers and constants
+  logic        enh_q;
+  logic [15:0] pdl_q, ip_total_q;
+  logic [7:0]  mflags_q, tflags;
+  logic [1:0]  hsel_q;                  // 0: H0, 1: H1, 2: H2
 
   assign start_ready = (state_q == S_IDLE);
-
-  always_comb begin
-    enh      = (ctx_q.req_rev == 8'd2) && ctx_q.req_flags[4];
-    pdl      = {6'd0, pd_len} + (enh ? 16'd4 : 16'd0);
-    ip_total = 16'd60 + pdl;
-    mflags   = (ctx_q.req_flags & 8'hC0) | 8'h20 | (enh ? 8'h10 : 8'h00);
-    tflags   = 8'h18 | {7'd0, fin_q};
-    hsel     = 2'({1'b0, ctx_q.vlan_en} + {1'b0, enh});
-  end
+  assign tflags      = 8'h18 | {7'd0, fin_q};
 
   // the same fields from the start inputs: the checksum partial sums are taken at the start
   /* verilator lint_off UNUSEDSIGNAL */  // reserved and CQP-only bits
   bouncer_regs_pkg::cm_ctx_t sc;
   /* verilator lint_on UNUSEDSIGNAL */
   logic        s_enh;
-  logic [15:0] s_pdl, s_mpa_len, s_ip_total, s_tcp_len, s_hlen;
+  logic [15:0] s_pdl, s_mpa_len, s_ip_total, s_hlen;
   logic [7:0]  s_mflags, s_tflags;
   logic [31:0] s_io;
   always_comb begin
@@ -150,7 +144,6 @@ module bouncer_mpa_reject_builder #(
     s_pdl      = {6'd0, pd_len} + (s_enh ? 16'd4 : 16'd0);
     s_mpa_len  = 16'd20 + s_pdl;
     s_ip_total = 16'd40 + s_mpa_len;
-    s_tcp_len  = 16'd20 + s_mpa_len;
     s_mflags   = (sc.req_flags & 8'hC0) | 8'h20 | (s_enh ? 8'h10 : 8'h00);
     s_tflags   = 8'h18 | {7'd0, start_fin};
     s_io       = start_ird_ord_valid ? start_ird_ord : default_ird_ord(sc.req_ird_ord);
@@ -186,7 +179,7 @@ module bouncer_mpa_reject_builder #(
     rest[0   +: 16]  = bouncer_util_pkg::be16(16'h0800);
     rest[16  +: 8]   = 8'h45;
     rest[24  +: 8]   = ctx_q.tos;
-    rest[32  +: 16]  = bouncer_util_pkg::be16(ip_total);
+    rest[32  +: 16]  = bouncer_util_pkg::be16(ip_total_q);
     rest[48  +: 16]  = bouncer_util_pkg::be16(ctx_q.ip_id);
     rest[64  +: 16]  = bouncer_util_pkg::be16(16'h4000);
     rest[80  +: 8]   = ctx_q.ttl;
@@ -204,10 +197,10 @@ module bouncer_mpa_reject_builder #(
     rest[304 +: 16]  = bouncer_util_pkg::be16(tcp_csum_q);
     rest[320 +: 16]  = 16'h0000;
     rest[336 +: 128] = MPA_KEY_REP;
-    rest[464 +: 8]   = mflags;
+    rest[464 +: 8]   = mflags_q;
     rest[472 +: 8]   = ctx_q.req_rev;
-    rest[480 +: 16]  = bouncer_util_pkg::be16(pdl);
-    rest[496 +: 32]  = enh ? bouncer_util_pkg::be32(ird_ord_q) : 32'd0;
+    rest[480 +: 16]  = bouncer_util_pkg::be16(pdl_q);
+    rest[496 +: 32]  = enh_q ? bouncer_util_pkg::be32(ird_ord_q) : 32'd0;
     hdr = '0;
     if (ctx_q.vlan_en) hdr[0 +: 96+32+528] = {rest, tag, macs};
     else               hdr[0 +: 96+528]    = {rest, macs};
@@ -244,13 +237,13 @@ module bouncer_mpa_reject_builder #(
   // the W header bytes that end at the last header byte: "prev" for the first PD beat
   logic [DATA_W-1:0] prev_init, prev_sel, merged, beat;
   always_comb begin
-    case (hsel)
+    case (hsel_q)
       2'd0:    prev_init = hdr[8*(H0 - WB) +: DATA_W];
       2'd1:    prev_init = hdr[8*(H1 - WB) +: DATA_W];
       default: prev_init = hdr[8*(H2 - WB) +: DATA_W];
     endcase
     prev_sel = (k_q == q_q) ? prev_init : prev_q;
-    case (hsel)
+    case (hsel_q)
       2'd0:    merged = window(pd_cur, prev_sel, H0 % WB);
       2'd1:    merged = window(pd_cur, prev_sel, H1 % WB);
       default: merged = window(pd_cur, prev_sel, H2 % WB);
@@ -259,12 +252,12 @@ module bouncer_mpa_reject_builder #(
   end
 
   // bytes of the current beat that belong to the frame
-  logic [15:0]       beat_left, beat_bytes;
+  // (beat_left_q = flen_q - k_q * WB, kept as a register: no subtraction in front of tkeep)
+  logic [15:0]       beat_left_q, beat_bytes;
   logic [WB-1:0]     keep;
   logic [DATA_W-1:0] beat_masked;
   always_comb begin
-    beat_left  = flen_q - 16'({k_q, {$clog2(WB){1'b0}}});
-    beat_bytes = (beat_left >= 16'(WB)) ? 16'(WB) : beat_left;
+    beat_bytes = (beat_left_q >= 16'(WB)) ? 16'(WB) : beat_left_q;
     for (int b = 0; b < WB; b++) begin
       keep[b] = (16'(b) < beat_bytes);
       beat_masked[8*b +: 8] = keep[b] ? beat[8*b +: 8] : 8'd0;
@@ -281,17 +274,26 @@ module bouncer_mpa_reject_builder #(
           ctx_q     <= start_ctx;
           fin_q     <= start_fin;
           ird_ord_q <= s_io;
+          enh_q       <= s_enh;
+          pdl_q       <= s_pdl;
+          ip_total_q  <= s_ip_total;
+          mflags_q    <= s_mflags;
+          hsel_q      <= 2'({1'b0, sc.vlan_en} + {1'b0, s_enh});
           // checksum partial sums of the header fields (the PD's comes from pd_sum_q)
-          s_a_q <= {4'd0, 8'h45, sc.tos} + {4'd0, s_ip_total} + {4'd0, sc.ip_id}
-                 + 20'h04000 + {4'd0, sc.ttl, 8'h06};
+          // The PD length enters as pd_len and the enhanced flag (IRD/ORD word: 4 bytes in
+          // the IP and TCP lengths and in PD_Length), not as s_pdl, so no add sits in front:
+          // IP total = 60 + PD_Length; the TCP sum has TCP length (40 + PD_Length) and
+          // PD_Length, together 40 + 2 pd_len + 8 enh.
+          s_a_q <= {4'd0, 8'h45, sc.tos} + 20'h0403C + {10'd0, pd_len}
+                 + (s_enh ? 20'd4 : 20'd0) + {4'd0, sc.ip_id} + {4'd0, sc.ttl, 8'h06};
           s_b_q <= {4'd0, sc.loc_ip[31:16]} + {4'd0, sc.loc_ip[15:0]}
                  + {4'd0, sc.rem_ip[31:16]} + {4'd0, sc.rem_ip[15:0]};
-          s_c_q <= 20'd6 + {4'd0, s_tcp_len} + {4'd0, sc.loc_port} + {4'd0, sc.rem_port}
+          s_c_q <= 20'd46 + {4'd0, sc.loc_port} + {4'd0, sc.rem_port}
                  + {4'd0, sc.snd_nxt[31:16]} + {4'd0, sc.snd_nxt[15:0]};
           s_d_q <= {4'd0, sc.rcv_nxt[31:16]} + {4'd0, sc.rcv_nxt[15:0]}
                  + {4'd0, 8'h50, s_tflags} + {4'd0, sc.rcv_wnd} + KEY_SUM;
-          s_e_q <= {4'd0, s_mflags, sc.req_rev} + {4'd0, s_pdl}
-                 + (s_enh ? ({4'd0, s_io[31:16]} + {4'd0, s_io[15:0]}) : 20'd0);
+          s_e_q <= {4'd0, s_mflags, sc.req_rev} + {9'd0, pd_len, 1'b0}
+                 + (s_enh ? ({4'd0, s_io[31:16]} + {4'd0, s_io[15:0]} + 20'd8) : 20'd0);
           flen_q      <= s_hlen + {6'd0, pd_len};
           seq_advance <= s_mpa_len + {15'd0, start_fin};
           q_q         <= 8'(32'(s_hlen) / WB);
@@ -308,6 +310,7 @@ module bouncer_mpa_reject_builder #(
         ip_csum_q  <= ~bouncer_util_pkg::csum_fold(ip_tot_q);
         tcp_csum_q <= ~bouncer_util_pkg::csum_fold(tcp_tot_q);
         k_q        <= '0;
+        beat_left_q <= flen_q;
         state_q    <= S_STREAM;
       end
       S_STREAM: begin
@@ -329,6 +332,7 @@ module bouncer_mpa_reject_builder #(
       out_last_q  <= (k_q + 8'd1 == nbeats_q);
       out_first_q <= (k_q == 8'd0);
       k_q         <= k_q + 8'd1;
+      beat_left_q <= beat_left_q - 16'(WB);
       if (k_q >= q_q) prev_q <= pd_cur;
     end
 
