@@ -4,10 +4,10 @@
 // beat once valid is held until taken) against random m_axis_tready. Checked: the input
 // handshakes never interleave two frames; the output is exactly the accepted beats in
 // order, so every frame arrives intact and per-input order holds; frame_done/frame_bytes
-// 2 cycles after every output tlast handshake, with the frame's byte count; fairness: while an input
-// waits with a frame, every other input starts at most one frame; under saturation the
-// output carries a beat every cycle (no bubble between frames or inputs); s_axis_tready
-// does not depend combinationally on m_axis_tready.
+// 2 cycles after every output tlast handshake, with the frame's byte count; fairness: while an
+// input waits with a frame, every other input starts at most one frame; under saturation the output
+// carries a beat every cycle (no bubble between frames or inputs); s_axis_tready does not depend
+// combinationally on m_axis_tready.
 #include <gtest/gtest.h>
 
 #include <bit>
