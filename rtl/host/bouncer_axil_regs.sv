@@ -237,27 +237,47 @@ module bouncer_axil_regs #(
   // idx is the new producer index, pi/ci the ring's current ones.
   logic [3:0] sq_qerr_q [NUM_SQ];
   logic [3:0] cqp_qerr_q;
+  // Doorbell check of one ring. A new PI is accepted when it is < the ring size and the
+  // posted-but-unconsumed count after it stays below the size: ((idx - ci) mod size) >=
+  // ((pi - ci) mod size). That is the same as idx lying in the cyclic interval [pi, ci - 1]
+  // (mod size), which is written here without a subtraction: every compare is of two
+  // registers or a register and the written index, side by side (no adder in front of a
+  // comparator on the doorbell -> sq_db path). The index mask is a register (see *_mask_q).
   function automatic logic [3:0] db_cause(input logic [14:0] idx, input logic [14:0] pi,
-                                          input logic [14:0] ci, input logic [3:0] size_log2,
+                                          input logic [14:0] ci, input logic [14:0] mask,
                                           input logic ring_misaligned,
                                           input logic cq_misaligned);
-    logic [14:0] m;
-    m = bouncer_util_pkg::ring_mask(size_log2);
-    if ((idx & ~m) != 15'd0)                         db_cause = bouncer_regs_pkg::QERR_CAUSE_DB_RANGE;
-    else if (((idx - ci) & m) < ((pi - ci) & m))     db_cause = bouncer_regs_pkg::QERR_CAUSE_DB_LAP;
-    else if (ring_misaligned)                        db_cause = bouncer_regs_pkg::QERR_CAUSE_RING_ALIGN;
-    else if (cq_misaligned)                          db_cause = bouncer_regs_pkg::QERR_CAUSE_CQ_ALIGN;
-    else                                             db_cause = bouncer_regs_pkg::QERR_CAUSE_NONE;
+    logic le_lim, wrap, in_iv;
+    le_lim = (ci == 15'd0) || (idx < ci);   // idx <= ci - 1 (mod size), idx < size
+    wrap   = (ci != 15'd0) && (pi >= ci);   // [pi, ci - 1] wraps past the ring's end
+    in_iv  = wrap ? (idx >= pi || le_lim) : (idx >= pi && le_lim);
+    if ((idx & ~mask) != 15'd0)  db_cause = bouncer_regs_pkg::QERR_CAUSE_DB_RANGE;
+    else if (!in_iv)             db_cause = bouncer_regs_pkg::QERR_CAUSE_DB_LAP;
+    else if (ring_misaligned)    db_cause = bouncer_regs_pkg::QERR_CAUSE_RING_ALIGN;
+    else if (cq_misaligned)      db_cause = bouncer_regs_pkg::QERR_CAUSE_CQ_ALIGN;
+    else                         db_cause = bouncer_regs_pkg::QERR_CAUSE_NONE;
   endfunction
+  // The ring index masks are registers: a SIZE write changes a ring's size and a doorbell
+  // is taken 2 cycles later at the earliest (B is answered the cycle after the write, and
+  // the next write is taken only after that), by which time the mask has followed.
+  logic [14:0] sq_mask_q [NUM_SQ];
+  logic [14:0] cqp_mask_q;
+  always_ff @(posedge clk) begin
+    for (int n = 0; n < NUM_SQ; n++)
+      sq_mask_q[n] <= bouncer_util_pkg::ring_mask(rst ? 4'(bouncer_regs_pkg::RING_LOG2_MIN)
+                                                      : sq_size_q[n]);
+    cqp_mask_q <= bouncer_util_pkg::ring_mask(rst ? 4'(bouncer_regs_pkg::RING_LOG2_MIN)
+                                                  : cqp_size_q);
+  end
   // one check per SQ in parallel (no mux of SQ state in front of it); the doorbell's SQ
   // number picks which one applies
   logic [3:0] sq_db_cause [NUM_SQ];
   logic [3:0] cqp_db_cause;
   for (genvar n = 0; n < NUM_SQ; n++) begin : g_sq_cause
-    assign sq_db_cause[n] = db_cause(wr_data[14:0], sq_pi_q[n], sq_ci[15*n +: 15], sq_size_q[n],
+    assign sq_db_cause[n] = db_cause(wr_data[14:0], sq_pi_q[n], sq_ci[15*n +: 15], sq_mask_q[n],
                                      sq_base_q[n][5:0] != 6'd0, cq_base_q[4:0] != 5'd0);
   end
-  assign cqp_db_cause = db_cause(wr_data[14:0], cqp_pi_q, cqp_ci, cqp_size_q,
+  assign cqp_db_cause = db_cause(wr_data[14:0], cqp_pi_q, cqp_ci, cqp_mask_q,
                                  cqp_base_q[5:0] != 6'd0, ccq_base_q[4:0] != 5'd0);
 
   // push page write decode: page n = address bits 7:6 inside the 256-byte push window
@@ -560,6 +580,29 @@ module bouncer_axil_regs #(
     qerr_value[bouncer_regs_pkg::REG_QERR_CQP_LSB +: 4] = cqp_qerr_q;
   end
 
+  // The CM statistics and the SQ register blocks: every address compared with a constant and
+  // the hits ORed (at most one hits), so the select is a flat AND-OR and not a priority chain
+  // of ifs (which Yosys/ABC mapped as a 10-level MUXF ladder from araddr).
+  logic [31:0] rd_tbl;
+  always_comb begin
+    rd_tbl = 32'd0;
+    for (int i = 0; i < NUM_STAT_CM; i++)
+      rd_tbl |= {32{rd_addr[15:0] == bouncer_regs_pkg::REG_STAT_RX_FRAMES + 16'(4 * i)}}
+              & st_cm_q[32*i +: 32];
+    for (int n = 0; n < NUM_SQ; n++) begin
+      rd_tbl |= {32{rd_addr[15:0] == {SQBLK_OFF[15:7], 2'(n), SQR_BASE_LO, 2'b00}}}
+              & sq_base_q[n][31:0];
+      rd_tbl |= {32{rd_addr[15:0] == {SQBLK_OFF[15:7], 2'(n), SQR_BASE_HI, 2'b00}}}
+              & sq_base_q[n][63:32];
+      rd_tbl |= {32{rd_addr[15:0] == {SQBLK_OFF[15:7], 2'(n), SQR_SIZE, 2'b00}}}
+              & {28'd0, sq_size_q[n]};
+      rd_tbl |= {32{rd_addr[15:0] == {SQBLK_OFF[15:7], 2'(n), SQR_CI, 2'b00}}}
+              & {17'd0, sq_ci[15*n +: 15]};
+      rd_tbl |= {32{rd_addr[15:0] == {SQBLK_OFF[15:7], 2'(n), SQR_PI, 2'b00}}}
+              & {17'd0, sq_pi_q[n]};
+    end
+  end
+
   always_comb begin
     rd_mux = 32'd0;
     case (rd_addr[15:0])
@@ -636,24 +679,7 @@ module bouncer_axil_regs #(
       bouncer_regs_pkg::REG_PROBE_LOST:        rd_mux = (PROBES != 0) ? probe_lost : 32'd0;
       bouncer_regs_pkg::REG_PROBE_DATA_LO:     rd_mux = (PROBES != 0) ? probe_head[31:0] : 32'd0;
       bouncer_regs_pkg::REG_PROBE_DATA_HI:     rd_mux = probe_hi_q;
-      default: begin
-        rd_mux = 32'd0;   // ISN_KEY (write-only) reads 0 here too
-        for (int i = 0; i < NUM_STAT_CM; i++) begin
-          if (rd_addr[15:0] == bouncer_regs_pkg::REG_STAT_RX_FRAMES + 16'(4 * i))
-            rd_mux = st_cm_q[32*i +: 32];
-        end
-        if (rd_addr[15:7] == SQBLK_OFF[15:7]) begin
-          for (int n = 0; n < NUM_SQ; n++) begin
-            if (rd_addr[6:5] == 2'(n)) begin
-              if (rd_addr[4:2] == SQR_BASE_LO) rd_mux = sq_base_q[n][31:0];
-              if (rd_addr[4:2] == SQR_BASE_HI) rd_mux = sq_base_q[n][63:32];
-              if (rd_addr[4:2] == SQR_SIZE)    rd_mux = {28'd0, sq_size_q[n]};
-              if (rd_addr[4:2] == SQR_CI)      rd_mux = {17'd0, sq_ci[15*n +: 15]};
-              if (rd_addr[4:2] == SQR_PI)      rd_mux = {17'd0, sq_pi_q[n]};
-            end
-          end
-        end
-      end
+      default: rd_mux = rd_tbl;   // ISN_KEY (write-only) reads 0 here too
     endcase
   end
 
