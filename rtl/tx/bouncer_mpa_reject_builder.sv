@@ -213,6 +213,12 @@ module bouncer_mpa_reject_builder #(
   logic [7:0]          nbeats_q, k_q;
   logic [7:0]          q_q;                 // first beat that carries PD bytes
   logic [DATA_W-1:0]   prev_q;
+  // per-beat selects kept as registers that step with k_q (no compare or subtraction of
+  // k_q in front of the beat multiplexer): rd_word_q = k_q - q_q (the PD word of beat k),
+  // in_hdr_q = (k_q < q_q), at_q_q = (k_q == q_q), keep_q = tkeep of beat k_q
+  logic [PD_WORDS_LOG2-1:0] rd_word_q;
+  logic                in_hdr_q, at_q_q;
+  logic [WB-1:0]       keep_q;
 
   logic [DATA_W-1:0]   out_data_q;
   logic [WB-1:0]       out_keep_q;
@@ -221,7 +227,7 @@ module bouncer_mpa_reject_builder #(
 
   assign advance = !out_valid_q || m_axis_tready;
   assign emit    = (state_q == S_STREAM) && advance && (k_q != nbeats_q);
-  assign rd_word = PD_WORDS_LOG2'(k_q - q_q);
+  assign rd_word = rd_word_q;
 
   // W-byte window of {cur, prev} that starts r bytes before cur
   function automatic logic [DATA_W-1:0] window(input logic [DATA_W-1:0] cur,
@@ -242,26 +248,24 @@ module bouncer_mpa_reject_builder #(
       2'd1:    prev_init = hdr[8*(H1 - WB) +: DATA_W];
       default: prev_init = hdr[8*(H2 - WB) +: DATA_W];
     endcase
-    prev_sel = (k_q == q_q) ? prev_init : prev_q;
+    prev_sel = at_q_q ? prev_init : prev_q;
     case (hsel_q)
       2'd0:    merged = window(pd_cur, prev_sel, H0 % WB);
       2'd1:    merged = window(pd_cur, prev_sel, H1 % WB);
       default: merged = window(pd_cur, prev_sel, H2 % WB);
     endcase
-    beat = (k_q < q_q) ? hdr[32'(k_q) * DATA_W +: DATA_W] : merged;
+    beat = in_hdr_q ? hdr[32'(k_q) * DATA_W +: DATA_W] : merged;
   end
 
-  // bytes of the current beat that belong to the frame
-  // (beat_left_q = flen_q - k_q * WB, kept as a register: no subtraction in front of tkeep)
-  logic [15:0]       beat_left_q, beat_bytes;
-  logic [WB-1:0]     keep;
+  // bytes of the current beat that belong to the frame: keep_q, computed a beat ahead from
+  // beat_left_q = flen_q - k_q * WB (a register), so no compare sits in front of tdata
+  logic [15:0]       beat_left_q;
   logic [DATA_W-1:0] beat_masked;
+  function automatic logic [WB-1:0] keep_of(input logic [15:0] left);   // byte b: b < left
+    for (int b = 0; b < WB; b++) keep_of[b] = (left > 16'(b));
+  endfunction
   always_comb begin
-    beat_bytes = (beat_left_q >= 16'(WB)) ? 16'(WB) : beat_left_q;
-    for (int b = 0; b < WB; b++) begin
-      keep[b] = (16'(b) < beat_bytes);
-      beat_masked[8*b +: 8] = keep[b] ? beat[8*b +: 8] : 8'd0;
-    end
+    for (int b = 0; b < WB; b++) beat_masked[8*b +: 8] = keep_q[b] ? beat[8*b +: 8] : 8'd0;
   end
 
 
@@ -311,6 +315,10 @@ module bouncer_mpa_reject_builder #(
         tcp_csum_q <= ~bouncer_util_pkg::csum_fold(tcp_tot_q);
         k_q        <= '0;
         beat_left_q <= flen_q;
+        keep_q     <= keep_of(flen_q);
+        rd_word_q  <= PD_WORDS_LOG2'(8'd0 - q_q);
+        in_hdr_q   <= (q_q != 8'd0);
+        at_q_q     <= (q_q == 8'd0);
         state_q    <= S_STREAM;
       end
       S_STREAM: begin
@@ -328,11 +336,15 @@ module bouncer_mpa_reject_builder #(
     if (advance) out_valid_q <= emit;
     if (emit) begin
       out_data_q  <= beat_masked;
-      out_keep_q  <= keep;
+      out_keep_q  <= keep_q;
       out_last_q  <= (k_q + 8'd1 == nbeats_q);
       out_first_q <= (k_q == 8'd0);
       k_q         <= k_q + 8'd1;
       beat_left_q <= beat_left_q - 16'(WB);
+      keep_q      <= keep_of(beat_left_q - 16'(WB));
+      rd_word_q   <= rd_word_q + 1'b1;
+      in_hdr_q    <= in_hdr_q && (k_q + 8'd1 != q_q);
+      at_q_q      <= (k_q + 8'd1 == q_q);
       if (k_q >= q_q) prev_q <= pd_cur;
     end
 
