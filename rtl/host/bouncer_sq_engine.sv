@@ -22,7 +22,8 @@
 // working on an SQ n WQE it drops it (no CQE), as a single SQ did. The engine does not pick
 // in a cycle in which any SQ is reset.
 // Latency, doorbell to the CM engine: push = 3 cycles (doorbell pulse/pick, S_SEL, S_REJ: the
-// push page of every SQ is checked ahead, one registered check per SQ, push_chk_q); ring =
+// push page of every SQ is checked ahead, per SQ in two registered steps, push_cond_q and
+// push_chk_q); ring =
 // S_SEL, one 8-beat DMA read (memory latency + 8; the WQE is checked with its last beat),
 // S_REJ. The CQE's LATENCY is doorbell (or end of the previous WQE, of any SQ) to the first
 // TX byte of the reject.
@@ -176,50 +177,75 @@ module bouncer_sq_engine #(
     end
   end
 
-  // the checks of a WQE, in priority order: {a reject that passed, the error to report or OK}
-  // (bit slices, not the sq_wqe_t view: Yosys 0.23 cannot size a struct local of a function)
-  function automatic logic [32:0] wqe_check(input logic [511:0] img, input logic pol);
-    logic [15:0] maj, mnr, pd_len;
-    logic        go, pd_inline;
+  // The checks of a WQE, in two steps that can sit on either side of a register:
+  // wqe_conds(img) = the image's own conditions (everything but the polarity), then
+  // wqe_verdict(conds, pol) = in priority order, {a reject that passed, the error to report or
+  // OK} (bit slices, not the sq_wqe_t view: Yosys 0.23 cannot size a struct local of a function)
+  localparam int WC_VALID = 0, WC_NOP = 1, WC_NOT_REJ = 2, WC_TOO_LONG = 3, WC_MISALIGNED = 4,
+                 WC_CM_ID = 5;
+  function automatic logic [5:0] wqe_conds(input logic [511:0] img);
+    logic [15:0] pd_len;
+    logic        pd_inline;
     logic [5:0]  op;
     pd_len    = img[bouncer_regs_pkg::SQ_WQE_PD_LEN_LSB +: 16];
     pd_inline = img[bouncer_regs_pkg::SQ_WQE_PD_INLINE_LSB];
     op        = img[bouncer_regs_pkg::SQ_WQE_OPCODE_LSB +: 6];
+    wqe_conds[WC_VALID]      = img[bouncer_regs_pkg::SQ_WQE_VALID_LSB];
+    wqe_conds[WC_NOP]        = op == bouncer_regs_pkg::SQ_OP_NOP;
+    wqe_conds[WC_NOT_REJ]    = op != bouncer_regs_pkg::SQ_OP_MPA_REJECT;
+    wqe_conds[WC_TOO_LONG]   = (pd_inline && pd_len > 16'(bouncer_regs_pkg::INLINE_PD_MAX))
+                            || pd_len > 16'(bouncer_regs_pkg::MPA_PD_MAX);
+    wqe_conds[WC_MISALIGNED] = !pd_inline && pd_len != 16'd0
+                            && img[bouncer_regs_pkg::SQ_WQE_PD_ADDR_LSB +: 3] != 3'd0;
+    wqe_conds[WC_CM_ID]      = (img[bouncer_regs_pkg::SQ_WQE_CM_ID_LSB +: 24] >> CTX_DEPTH_LOG2)
+                            != 24'd0;
+  endfunction
+  function automatic logic [32:0] wqe_verdict(input logic [5:0] c, input logic pol);
+    logic [15:0] maj, mnr;
+    logic        go;
     go  = 1'b0;
     maj = bouncer_regs_pkg::CQ_MAJOR_OK;
     mnr = bouncer_regs_pkg::CQ_MINOR_NONE;
-    if (img[bouncer_regs_pkg::SQ_WQE_VALID_LSB] != pol) begin
+    if (c[WC_VALID] != pol) begin
       maj = bouncer_regs_pkg::CQ_MAJOR_WQE;
       mnr = bouncer_regs_pkg::CQ_MINOR_STALE_WQE;
-    end else if (op == bouncer_regs_pkg::SQ_OP_NOP) begin
+    end else if (c[WC_NOP]) begin
       maj = bouncer_regs_pkg::CQ_MAJOR_OK;
-    end else if (op != bouncer_regs_pkg::SQ_OP_MPA_REJECT) begin
+    end else if (c[WC_NOT_REJ]) begin
       maj = bouncer_regs_pkg::CQ_MAJOR_WQE;
       mnr = bouncer_regs_pkg::CQ_MINOR_BAD_OPCODE;
-    end else if ((pd_inline && pd_len > 16'(bouncer_regs_pkg::INLINE_PD_MAX))
-                 || pd_len > 16'(bouncer_regs_pkg::MPA_PD_MAX)) begin
+    end else if (c[WC_TOO_LONG]) begin
       maj = bouncer_regs_pkg::CQ_MAJOR_WQE;
       mnr = bouncer_regs_pkg::CQ_MINOR_PD_TOO_LONG;
-    end else if (!pd_inline && pd_len != 16'd0
-                 && img[bouncer_regs_pkg::SQ_WQE_PD_ADDR_LSB +: 3] != 3'd0) begin
+    end else if (c[WC_MISALIGNED]) begin
       maj = bouncer_regs_pkg::CQ_MAJOR_WQE;
       mnr = bouncer_regs_pkg::CQ_MINOR_ADDR_MISALIGNED;
-    end else if ((img[bouncer_regs_pkg::SQ_WQE_CM_ID_LSB +: 24] >> CTX_DEPTH_LOG2) != 24'd0) begin
+    end else if (c[WC_CM_ID]) begin
       maj = bouncer_regs_pkg::CQ_MAJOR_CTX;
       mnr = bouncer_regs_pkg::CQ_MINOR_CM_ID_RANGE;
     end else begin
       go  = 1'b1;
     end
-    wqe_check = {go, maj, mnr};
+    wqe_verdict = {go, maj, mnr};
   endfunction
 
   // a fetched WQE is checked with its last beat (S_FETCH_DATA); a push page is checked
-  // ahead, every cycle, per SQ (push_chk_q, registered like push_hit_q: valid whenever the
-  // page is still armed, since a page write disarms it), so a push WQE goes from S_SEL
-  // straight to S_REJ
-  logic [15:0] dec_major, dec_minor;
-  logic        dec_go;
-  assign {dec_go, dec_major, dec_minor} = wqe_check(wqe_q, cur_pol_q);
+  // ahead, every cycle, per SQ, in two registered steps (push_cond_q, push_chk_q): a page
+  // write disarms the page, so its image has not changed since the edge before it was armed
+  // at the latest; push_hit_q takes one more edge after the arming, by which time push_chk_q
+  // describes that image. So a push WQE goes from S_SEL straight to S_REJ
+  // The fetched WQE's check is two registers (fetch_cond_q, then fetch_chk_q, taken every
+  // cycle from wqe_q): it reads only the 32-byte header (beats 0-3, bits 255:0), which is in
+  // wqe_q from 4 edges before the last beat on, so in the cycle of the last beat fetch_chk_q
+  // describes it and no check logic sits between the WQE register and major_q / minor_q /
+  // state_q.
+  logic [5:0]  fetch_cond_q;
+  logic [32:0] fetch_chk_q;
+  always_ff @(posedge clk) begin
+    fetch_cond_q <= wqe_conds(wqe_q);
+    fetch_chk_q  <= wqe_verdict(fetch_cond_q, cur_pol_q);
+  end
+  logic [5:0]  push_cond_q [NUM_SQ];
   logic [32:0] push_chk_q [NUM_SQ];
   logic [32:0] cur_push_chk;   // the selected SQ's: {a reject that passed, major, minor}
   always_comb begin
@@ -238,7 +264,8 @@ module bouncer_sq_engine #(
     for (int n = 0; n < NUM_SQ; n++) begin
       if (sq_db && sq_db_sq == 2'(n)) db_ts_q[n] <= cycle_count;
       push_hit_q[n] <= push_armed[n] && ((push_idx[15*n +: 15] & mask[n]) == ci_q[n]);
-      push_chk_q[n] <= wqe_check(push_wqe[512*n +: 512], pol_q[n]);
+      push_cond_q[n] <= wqe_conds(push_wqe[512*n +: 512]);
+      push_chk_q[n]  <= wqe_verdict(push_cond_q[n], pol_q[n]);
     end
 
     case (state_q)
@@ -288,11 +315,11 @@ module bouncer_sq_engine #(
             state_q <= S_CQE;
           end else begin
             // the header (beats 0-3) is in wqe_q already, only inline PD comes in the last
-            // beat: the WQE is checked in this cycle (no decode state)
+            // beat: fetch_chk_q holds the WQE's check in this cycle (no decode state)
             if (w.pushwqe && w.valid == cur_pol_q) stat_push_dropped <= 1'b1;
-            major_q <= dec_major;
-            minor_q <= dec_minor;
-            state_q <= dec_go ? S_REJ : S_CQE;
+            major_q <= fetch_chk_q[31:16];
+            minor_q <= fetch_chk_q[15:0];
+            state_q <= fetch_chk_q[32] ? S_REJ : S_CQE;
           end
         end
       end
