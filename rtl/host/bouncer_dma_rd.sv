@@ -94,9 +94,18 @@ module bouncer_dma_rd #(
   always_comb begin
     cmd_ready = '0;
     for (int i = 0; i < N; i++)
-      if (sel_v_q && can_start && sel_q == CLIENT_W'(i)) cmd_ready[i] = 1'b1;
+      if (sel_v_q && can_start && sel_ok_q && sel_q == CLIENT_W'(i)) cmd_ready[i] = 1'b1;
   end
-  assign load = sel_v_q && can_start && cmd_valid[sel_q];
+  // The chosen client's command is copied into registers (sel_addr_q, sel_beats_q) when it is
+  // chosen and again in every cycle it waits, so the first burst's length is computed from
+  // registers and not through the client's logic and the address multiplexer. A client holds
+  // its command while cmd_valid is high, so the copy is its command when sel_ok_q says the
+  // client was valid in the cycle before as well; a client that withdrew in between is not
+  // loaded in that cycle and loses the choice.
+  logic [ADDR_W-1:0] sel_addr_q;
+  logic [7:0]        sel_beats_q;
+  logic              sel_ok_q;
+  assign load = sel_v_q && can_start && cmd_valid[sel_q] && sel_ok_q;
 
   // beats that fit before the next 4 KiB boundary: for the next burst of the command, and for
   // the first burst of the chosen client's command (presented as the command is loaded)
@@ -105,8 +114,8 @@ module bouncer_dma_rd #(
   logic [ADDR_W-1:0] sel_addr;
   assign to_boundary = 10'd512 - {1'b0, addr_q[11:3]};
   assign burst_beats = ({1'b0, ar_left_q} < to_boundary) ? ar_left_q : to_boundary[8:0];
-  assign sel_addr    = cmd_addr[sel_q*ADDR_W +: ADDR_W];
-  assign sel_beats   = {1'b0, cmd_beats[sel_q*8 +: 8]};
+  assign sel_addr    = sel_addr_q;
+  assign sel_beats   = {1'b0, sel_beats_q};
   assign first_to_boundary = 10'd512 - {1'b0, sel_addr[11:3]};
   assign first_beats = ({1'b0, sel_beats} < first_to_boundary) ? sel_beats
                                                                 : first_to_boundary[8:0];
@@ -130,6 +139,15 @@ module bouncer_dma_rd #(
       sel_q   <= pick;
     end else if (sel_v_q && can_start) begin
       sel_v_q <= 1'b0;   // answered (load), or the client withdrew
+    end
+    // the command of the client being chosen (sel_take: pick) or waiting (sel_q)
+    sel_ok_q <= 1'b0;
+    for (int i = 0; i < N; i++) begin
+      if (sel_take ? (pick == CLIENT_W'(i)) : (sel_q == CLIENT_W'(i))) begin
+        sel_addr_q  <= cmd_addr[i*ADDR_W +: ADDR_W];
+        sel_beats_q <= cmd_beats[i*8 +: 8];
+        sel_ok_q    <= cmd_valid[i];
+      end
     end
     if (!busy_q) begin
       if (load) begin
@@ -174,6 +192,7 @@ module bouncer_dma_rd #(
       busy_q         <= 1'b0;
       sel_v_q        <= 1'b0;
       sel_q          <= '0;
+      sel_ok_q       <= 1'b0;
       owner_q        <= '0;
       arvalid_q      <= 1'b0;
       arlen_q        <= '0;
