@@ -124,6 +124,7 @@ module bouncer_mpa_req_asm #(
   // ================================================================== staging FIFO
   logic [DATA_W:0] stg_mem [1 << SA];
   logic [SA:0]     stg_wp_q, stg_rp_q, stg_rp_d;
+  logic [SA:0]     stg_rp_inc_q;   // stg_rp_q + 1: a pop only selects, nothing adds after it
   logic [DATA_W:0] stg_rd_q;   // = stg_mem[stg_rp_q] when stg_hv_q
   logic            stg_hv_q;
   logic            stg_push, stg_pop;
@@ -131,7 +132,7 @@ module bouncer_mpa_req_asm #(
   assign s_axis_payload_tready = !((stg_wp_q[SA] != stg_rp_q[SA]) &&
                                    (stg_wp_q[SA-1:0] == stg_rp_q[SA-1:0]));
   assign stg_push = s_axis_payload_tvalid && s_axis_payload_tready;
-  assign stg_rp_d = stg_rp_q + (SA + 1)'(stg_pop);
+  assign stg_rp_d = stg_pop ? stg_rp_inc_q : stg_rp_q;
 
   always_ff @(posedge clk) begin
     if (stg_push) stg_mem[stg_wp_q[SA-1:0]] <= {s_axis_payload_tlast, s_axis_payload_tdata};
@@ -140,13 +141,16 @@ module bouncer_mpa_req_asm #(
 
   always_ff @(posedge clk) begin
     if (stg_push) stg_wp_q <= stg_wp_q + 1'b1;
-    stg_rp_q <= stg_rp_d;
-    // the word at stg_rp_d was written on an earlier edge, so the read above saw it
-    stg_hv_q <= stg_wp_q != stg_rp_d;
+    stg_rp_q     <= stg_rp_d;
+    stg_rp_inc_q <= stg_pop ? stg_rp_inc_q + 1'b1 : stg_rp_inc_q;
+    // the word at stg_rp_d was written on an earlier edge, so the read above saw it (both
+    // candidates compared side by side, the pop selects)
+    stg_hv_q <= stg_pop ? (stg_wp_q != stg_rp_inc_q) : (stg_wp_q != stg_rp_q);
     if (rst) begin
-      stg_wp_q <= '0;
-      stg_rp_q <= '0;
-      stg_hv_q <= 1'b0;
+      stg_wp_q     <= '0;
+      stg_rp_q     <= '0;
+      stg_rp_inc_q <= (SA + 1)'(1);
+      stg_hv_q     <= 1'b0;
     end
   end
 
@@ -194,6 +198,7 @@ module bouncer_mpa_req_asm #(
   logic signed [17:0]   a_rem_q, a_wrem_q, a_room_q, a_wroom_q;
   logic [9:0]           a_boff_q, a_wboff_q;
   logic [LANE_W-1:0]    a_lane_q;   // piece within that word (DATA_W 512)
+  logic                 a_more_q;   // (a_rem_q > 8) && (a_room_q > 8), kept with them
   logic                 cmd_fire;
 
   // piece selector
@@ -225,7 +230,7 @@ module bouncer_mpa_req_asm #(
     p_room8 = (a_room_q <= 18'sd0) ? 4'd0 : ((a_room_q >= 18'sd8) ? 4'd8 : a_room_q[3:0]);
     p_n     = (p_rem8 < p_room8) ? p_rem8 : p_room8;
     p_use   = a_ok_q && (a_rem_q > 18'sd0) && (a_room_q > 18'sd0);
-    p_more  = a_ok_q && (a_rem_q > 18'sd8) && (a_room_q > 18'sd8);
+    p_more  = a_ok_q && a_more_q;
 
     a_step = (a_st_q == A_RUN) && stg_hv_q;
     if (LANES == 1) a_pop = a_step;
@@ -271,6 +276,7 @@ module bouncer_mpa_req_asm #(
       a_wroom_q <= 18'sd1024 - 18'(s_cmd_offset);
       a_boff_q  <= s_cmd_offset;
       a_wboff_q <= s_cmd_offset;
+      a_more_q  <= (s_cmd_len > 16'd8) && (s_cmd_offset < 10'd1016);
     end else if (a_pop) begin
       a_lane_q <= '0;
       a_rem_q   <= a_wrem_q - BYTES_S;
@@ -279,11 +285,13 @@ module bouncer_mpa_req_asm #(
       a_wroom_q <= a_wroom_q - BYTES_S;
       a_boff_q  <= a_wboff_q + 10'(BYTES);
       a_wboff_q <= a_wboff_q + 10'(BYTES);
+      a_more_q  <= (a_wrem_q > BYTES_S + 18'sd8) && (a_wroom_q > BYTES_S + 18'sd8);
     end else if (a_step) begin
       a_lane_q <= a_lane_q + 1'b1;
       a_rem_q   <= a_rem_q - 18'sd8;
       a_room_q  <= a_room_q - 18'sd8;
       a_boff_q  <= a_boff_q + 10'd8;
+      a_more_q  <= (a_rem_q > 18'sd16) && (a_room_q > 18'sd16);
     end
 
     w1_v_q    <= a_step && p_use;
