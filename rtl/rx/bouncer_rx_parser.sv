@@ -416,15 +416,23 @@ module bouncer_rx_parser #(
   logic [18*NG-1:0] c_tsum;
   always_comb begin : c_counts
     logic [16:0] pb;
-    logic [17:0] tw, tf, s;
+    logic [17:0] tw, tf, s, tw_f, tw_i, tf_f, tf_i;
     pb = {9'd0, c_pay_off_q[7:LB], {LB{1'b0}}};
     s  = {{(18-LB){1'b0}}, c_pay_off_q[LB-1:0]};
-    tf = (c_pe_frame_q ? {{(18-CW){1'b0}}, c_nbytes_q} : c_ipr_q) - s;
-    tw = (c_pe_frame_q ? {{(18-CW){1'b0}}, c_nbytes_q} + 18'(WB) : c_ipw_q) - s;
+    // both payload ends are taken through the subtraction and the clamp side by side; the
+    // registered c_pe_frame_q only selects
+    tf_f = {{(18-CW){1'b0}}, c_nbytes_q} - s;
+    tf_i = c_ipr_q - s;
+    tw_f = {{(18-CW){1'b0}}, c_nbytes_q} + 18'(WB) - s;
+    tw_i = c_ipw_q - s;
+    tf = c_pe_frame_q ? tf_f : tf_i;
+    tw = c_pe_frame_q ? tw_f : tw_i;
     c_tlw = $signed(tw) <= $signed(18'(WB));
     c_tlf = $signed(tf) <= $signed(18'(WB));
-    c_nw  = (c_fwd_q && ({1'b0, c_off_q} >= pb + 17'(WB))) ? clampb(tw) : '0;
-    c_nf  = (c_fwd_q && c_last_q && ({1'b0, c_off_q} >= pb)) ? clampb(tf) : '0;
+    c_nw  = (c_fwd_q && ({1'b0, c_off_q} >= pb + 17'(WB)))
+          ? (c_pe_frame_q ? clampb(tw_f) : clampb(tw_i)) : '0;
+    c_nf  = (c_fwd_q && c_last_q && ({1'b0, c_off_q} >= pb))
+          ? (c_pe_frame_q ? clampb(tf_f) : clampb(tf_i)) : '0;
     // TCP checksum: bytes [lo, hi) of this beat, big-endian words
     for (int g = 0; g < NG; g++) begin
       c_tsum[18*g +: 18] = '0;
