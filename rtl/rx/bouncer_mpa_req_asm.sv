@@ -199,6 +199,15 @@ module bouncer_mpa_req_asm #(
   logic [9:0]           a_boff_q, a_wboff_q;
   logic [LANE_W-1:0]    a_lane_q;   // piece within that word (DATA_W 512)
   logic                 a_more_q;   // (a_rem_q > 8) && (a_room_q > 8), kept with them
+  logic [3:0]           a_rem8_q, a_room8_q;   // a_rem_q, a_room_q clamped to 0..8, likewise
+  function automatic logic [3:0] clamp8(input logic signed [17:0] v);
+    clamp8 = (v <= 18'sd0) ? 4'd0 : ((v >= 18'sd8) ? 4'd8 : v[3:0]);
+  endfunction
+  // clamp8(v - k) for a constant k that is a multiple of 8, without the subtraction
+  function automatic logic [3:0] clamp8_sub(input logic signed [17:0] v,
+                                            input logic signed [17:0] k);
+    clamp8_sub = (v <= k) ? 4'd0 : ((v >= k + 18'sd8) ? 4'd8 : {1'b0, v[2:0]});
+  endfunction
   logic                 cmd_fire;
 
   // piece selector
@@ -226,10 +235,10 @@ module bouncer_mpa_req_asm #(
       if (LANE_W'(l) == a_lane_q) piece = stg_rd_q[64*l +: 64];
     head_last = stg_rd_q[DATA_W];
 
-    p_rem8  = (a_rem_q <= 18'sd0) ? 4'd0 : ((a_rem_q >= 18'sd8) ? 4'd8 : a_rem_q[3:0]);
-    p_room8 = (a_room_q <= 18'sd0) ? 4'd0 : ((a_room_q >= 18'sd8) ? 4'd8 : a_room_q[3:0]);
+    p_rem8  = a_rem8_q;
+    p_room8 = a_room8_q;
     p_n     = (p_rem8 < p_room8) ? p_rem8 : p_room8;
-    p_use   = a_ok_q && (a_rem_q > 18'sd0) && (a_room_q > 18'sd0);
+    p_use   = a_ok_q && (p_rem8 != 4'd0) && (p_room8 != 4'd0);
     p_more  = a_ok_q && a_more_q;
 
     a_step = (a_st_q == A_RUN) && stg_hv_q;
@@ -277,6 +286,8 @@ module bouncer_mpa_req_asm #(
       a_boff_q  <= s_cmd_offset;
       a_wboff_q <= s_cmd_offset;
       a_more_q  <= (s_cmd_len > 16'd8) && (s_cmd_offset < 10'd1016);
+      a_rem8_q  <= clamp8(18'(s_cmd_len));
+      a_room8_q <= clamp8(18'sd1024 - 18'(s_cmd_offset));
     end else if (a_pop) begin
       a_lane_q <= '0;
       a_rem_q   <= a_wrem_q - BYTES_S;
@@ -286,12 +297,16 @@ module bouncer_mpa_req_asm #(
       a_boff_q  <= a_wboff_q + 10'(BYTES);
       a_wboff_q <= a_wboff_q + 10'(BYTES);
       a_more_q  <= (a_wrem_q > BYTES_S + 18'sd8) && (a_wroom_q > BYTES_S + 18'sd8);
+      a_rem8_q  <= clamp8_sub(a_wrem_q, BYTES_S);
+      a_room8_q <= clamp8_sub(a_wroom_q, BYTES_S);
     end else if (a_step) begin
       a_lane_q <= a_lane_q + 1'b1;
       a_rem_q   <= a_rem_q - 18'sd8;
       a_room_q  <= a_room_q - 18'sd8;
       a_boff_q  <= a_boff_q + 10'd8;
       a_more_q  <= (a_rem_q > 18'sd16) && (a_room_q > 18'sd16);
+      a_rem8_q  <= clamp8_sub(a_rem_q, 18'sd8);
+      a_room8_q <= clamp8_sub(a_room_q, 18'sd8);
     end
 
     w1_v_q    <= a_step && p_use;
@@ -332,9 +347,12 @@ module bouncer_mpa_req_asm #(
   always_ff @(posedge clk) begin
     for (int n = 0; n < NBUF; n++) begin
       if (alloc_fire && free_idx == NBUF_LOG2'(n)) shadow_q[n*SHW +: SHW] <= '0;
+      // byte b is lane b % 8 of word b / 8; lane l's word is w1_off_q[9:3] + (l < off[2:0]),
+      // compared here without the add (a lane write never wraps past the buffer's end)
       for (int b = 0; b < 24; b++) begin
         if (wen[b % 8] && w1_buf_q == NBUF_LOG2'(n) &&
-            waddr[(b % 8)*BA +: 7] == 7'(b / 8))
+            (((3'(b % 8) < w1_off_q[2:0]) && (b / 8 > 0) && w1_off_q[9:3] == 7'(b / 8 - 1))
+             || (!(3'(b % 8) < w1_off_q[2:0]) && w1_off_q[9:3] == 7'(b / 8))))
           shadow_q[(n*24 + b)*8 +: 8] <= wdata[8*(b % 8) +: 8];
       end
     end
