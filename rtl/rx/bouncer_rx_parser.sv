@@ -417,6 +417,8 @@ module bouncer_rx_parser #(
   always_comb begin : c_counts
     logic [16:0] pb;
     logic [17:0] tw, tf, s, tw_f, tw_i, tf_f, tf_i;
+    logic [CW-1:0] nb_s;
+    logic [CW-1:0] nw_f, nf_f;
     pb = {9'd0, c_pay_off_q[7:LB], {LB{1'b0}}};
     s  = {{(18-LB){1'b0}}, c_pay_off_q[LB-1:0]};
     // both payload ends are taken through the subtraction and the clamp side by side; the
@@ -429,10 +431,16 @@ module bouncer_rx_parser #(
     tw = c_pe_frame_q ? tw_f : tw_i;
     c_tlw = $signed(tw) <= $signed(18'(WB));
     c_tlf = $signed(tf) <= $signed(18'(WB));
+    // with the frame end (0 <= nbytes <= WB, 0 <= s < WB) the clamps need no wide compare:
+    // nbytes + WB - s >= WB exactly when nbytes >= s, and is (nbytes - s) mod WB below that;
+    // nbytes - s is at most WB
+    nb_s  = c_nbytes_q - s[CW-1:0];   // mod 2^CW
+    nw_f  = (c_nbytes_q >= s[CW-1:0]) ? CW'(WB) : {1'b0, nb_s[LB-1:0]};
+    nf_f  = (c_nbytes_q > s[CW-1:0]) ? nb_s : '0;
     c_nw  = (c_fwd_q && ({1'b0, c_off_q} >= pb + 17'(WB)))
-          ? (c_pe_frame_q ? clampb(tw_f) : clampb(tw_i)) : '0;
+          ? (c_pe_frame_q ? nw_f : clampb(tw_i)) : '0;
     c_nf  = (c_fwd_q && c_last_q && ({1'b0, c_off_q} >= pb))
-          ? (c_pe_frame_q ? clampb(tf_f) : clampb(tf_i)) : '0;
+          ? (c_pe_frame_q ? nf_f : clampb(tf_i)) : '0;
     // TCP checksum: bytes [lo, hi) of this beat, big-endian words
     for (int g = 0; g < NG; g++) begin
       c_tsum[18*g +: 18] = '0;
@@ -583,10 +591,22 @@ module bouncer_rx_parser #(
   assign m_axis_payload_tvalid = o_valid_q;
 
   // ------------------------------------------------------------------ TCP checksum accumulator
+  // The beat's group sums are added as a balanced tree (8 groups at DATA_W 512: three adder
+  // levels, not a chain of eight), then to the accumulator. In the module alone this keeps
+  // p3_sum_q under 7 levels (Yosys); in the flattened kernel Yosys still folds the tree, the
+  // accumulator and d_psum_q into one carry-save adder (8.875 levels at 512, resources.md):
+  // the next step is to sum the groups a stage earlier.
+  localparam int NGP = (NG <= 1) ? 1 : (1 << $clog2(NG));   // groups padded to a power of 2
   logic [31:0] acc_q, acc_next;
+  (* keep *) logic [31:0] beat_sum;   // its own net (it stops the folding in the module alone)
   always_comb begin : acc_calc
-    acc_next = d_first_q ? 32'd0 : acc_q;
-    for (int g = 0; g < NG; g++) acc_next = acc_next + {14'd0, d_tsum_q[18*g +: 18]};
+    logic [2*NGP*24-1:0] t;     // tree node i in t[24*i +: 24]; leaves NGP..2*NGP-1, root 1
+    t = '0;
+    for (int g = 0; g < NGP; g++)
+      t[24*(NGP + g) +: 24] = (g < NG) ? {6'd0, d_tsum_q[18*g +: 18]} : 24'd0;
+    for (int i = NGP - 1; i >= 1; i--) t[24*i +: 24] = t[24*(2*i) +: 24] + t[24*(2*i + 1) +: 24];
+    beat_sum = (NGP == 1) ? {8'd0, t[24*NGP +: 24]} : {8'd0, t[24 +: 24]};
+    acc_next = (d_first_q ? 32'd0 : acc_q) + beat_sum;
   end
   always_ff @(posedge clk) begin
     if (adv && d_valid_q) acc_q <= acc_next;
