@@ -135,18 +135,45 @@ module bouncer_mpa_reject_builder #(
   bouncer_regs_pkg::cm_ctx_t sc;
   /* verilator lint_on UNUSEDSIGNAL */
   logic        s_enh;
-  logic [15:0] s_pdl, s_mpa_len, s_ip_total, s_hlen;
+  logic [15:0] s_pdl, s_ip_total, s_hlen, s_seq_adv, s_flen;
+  logic [15:0] pl_4, pl_20, pl_21, pl_24, pl_25, pl_60, pl_64, pl_h0, pl_h1, pl_h2;
   logic [7:0]  s_mflags, s_tflags;
   logic [31:0] s_io;
+  logic [16:0] s_io_sum;      // s_io[31:16] + s_io[15:0], without the select in front of the add
   always_comb begin
     sc         = start_ctx;
     s_enh      = (sc.req_rev == 8'd2) && sc.req_flags[4];
-    s_pdl      = {6'd0, pd_len} + (s_enh ? 16'd4 : 16'd0);
-    s_mpa_len  = 16'd20 + s_pdl;
-    s_ip_total = 16'd40 + s_mpa_len;
+    // lengths as pd_len plus a constant each, added in parallel and selected afterwards, so
+    // the request decode (s_enh) meets them after the carry chains rather than in front
+    pl_4       = {6'd0, pd_len} + 16'd4;
+    pl_20      = {6'd0, pd_len} + 16'd20;
+    pl_21      = {6'd0, pd_len} + 16'd21;
+    pl_24      = {6'd0, pd_len} + 16'd24;
+    pl_25      = {6'd0, pd_len} + 16'd25;
+    pl_60      = {6'd0, pd_len} + 16'd60;
+    pl_64      = {6'd0, pd_len} + 16'd64;
+    pl_h0      = {6'd0, pd_len} + 16'(H0);
+    pl_h1      = {6'd0, pd_len} + 16'(H0 + 4);
+    pl_h2      = {6'd0, pd_len} + 16'(H0 + 8);
+    s_pdl      = s_enh ? pl_4 : {6'd0, pd_len};
+    s_ip_total = s_enh ? pl_64 : pl_60;
+    case ({s_enh, start_fin})
+      2'b00:   s_seq_adv = pl_20;
+      2'b01:   s_seq_adv = pl_21;
+      2'b10:   s_seq_adv = pl_24;
+      default: s_seq_adv = pl_25;
+    endcase
+    case ({sc.vlan_en, s_enh})
+      2'b00:   s_flen = pl_h0;
+      2'b11:   s_flen = pl_h2;
+      default: s_flen = pl_h1;
+    endcase
     s_mflags   = (sc.req_flags & 8'hC0) | 8'h20 | (s_enh ? 8'h10 : 8'h00);
     s_tflags   = 8'h18 | {7'd0, start_fin};
     s_io       = start_ird_ord_valid ? start_ird_ord : default_ird_ord(sc.req_ird_ord);
+    // the default word is BFFF plus 7FFF (Read RTR) or BFFF (Write RTR only)
+    s_io_sum   = start_ird_ord_valid ? {1'b0, start_ird_ord[31:16]} + {1'b0, start_ird_ord[15:0]}
+               : (!sc.req_ird_ord[14] && sc.req_ird_ord[15]) ? 17'h17FFE : 17'h13FFE;
     s_hlen     = 16'(H0) + (sc.vlan_en ? 16'd4 : 16'd0) + (s_enh ? 16'd4 : 16'd0);
   end
 
@@ -163,7 +190,7 @@ module bouncer_mpa_reject_builder #(
   /* verilator lint_on UNUSEDSIGNAL */
 
   // ------------------------------------------------------------------ checksums
-  logic [19:0] s_a_q, s_b_q, s_c_q, s_d_q, s_e_q;
+  logic [19:0] s_a_q, s_b_q, s_c_q, s_d_q, s_e_q, s_f_q;
   logic [31:0] ip_tot_q, tcp_tot_q;
   logic [15:0] ip_csum_q, tcp_csum_q;
 
@@ -264,6 +291,11 @@ module bouncer_mpa_reject_builder #(
   function automatic logic [WB-1:0] keep_of(input logic [15:0] left);   // byte b: b < left
     for (int b = 0; b < WB; b++) keep_of[b] = (left > 16'(b));
   endfunction
+  // keep_of(left - WB), compared against constants instead of after the subtraction (the two
+  // differ only when left < WB, that is after the last beat, where keep_q is not used)
+  function automatic logic [WB-1:0] keep_next(input logic [15:0] left);
+    for (int b = 0; b < WB; b++) keep_next[b] = (left > 16'(b + WB));
+  endfunction
   always_comb begin
     for (int b = 0; b < WB; b++) beat_masked[8*b +: 8] = keep_q[b] ? beat[8*b +: 8] : 8'd0;
   end
@@ -296,17 +328,18 @@ module bouncer_mpa_reject_builder #(
                  + {4'd0, sc.snd_nxt[31:16]} + {4'd0, sc.snd_nxt[15:0]};
           s_d_q <= {4'd0, sc.rcv_nxt[31:16]} + {4'd0, sc.rcv_nxt[15:0]}
                  + {4'd0, 8'h50, s_tflags} + {4'd0, sc.rcv_wnd} + KEY_SUM;
-          s_e_q <= {4'd0, s_mflags, sc.req_rev} + {9'd0, pd_len, 1'b0}
-                 + (s_enh ? ({4'd0, s_io[31:16]} + {4'd0, s_io[15:0]} + 20'd8) : 20'd0);
-          flen_q      <= s_hlen + {6'd0, pd_len};
-          seq_advance <= s_mpa_len + {15'd0, start_fin};
+          s_e_q <= {4'd0, s_mflags, sc.req_rev} + {9'd0, pd_len, 1'b0} + (s_enh ? 20'd8 : 20'd0);
+          s_f_q <= s_enh ? {3'd0, s_io_sum} : 20'd0;
+          flen_q      <= s_flen;
+          seq_advance <= s_seq_adv;
           q_q         <= 8'(32'(s_hlen) / WB);
           state_q     <= S_SUM2;
         end
       end
       S_SUM2: begin
         ip_tot_q  <= {12'd0, s_a_q} + {12'd0, s_b_q};
-        tcp_tot_q <= {12'd0, s_b_q} + {12'd0, s_c_q} + {12'd0, s_d_q} + {12'd0, s_e_q} + pd_sum_q;
+        tcp_tot_q <= {12'd0, s_b_q} + {12'd0, s_c_q} + {12'd0, s_d_q} + {12'd0, s_e_q} + {12'd0, s_f_q}
+                   + pd_sum_q;
         nbeats_q  <= 8'((32'(flen_q) + WB - 1) / WB);
         state_q   <= S_FOLD;
       end
@@ -341,7 +374,7 @@ module bouncer_mpa_reject_builder #(
       out_first_q <= (k_q == 8'd0);
       k_q         <= k_q + 8'd1;
       beat_left_q <= beat_left_q - 16'(WB);
-      keep_q      <= keep_of(beat_left_q - 16'(WB));
+      keep_q      <= keep_next(beat_left_q);
       rd_word_q   <= rd_word_q + 1'b1;
       in_hdr_q    <= in_hdr_q && (k_q + 8'd1 != q_q);
       at_q_q      <= (k_q + 8'd1 == q_q);

@@ -22,8 +22,9 @@
 // frame_done pulses 2 cycles after the handshake of each output tlast beat
 // (m_axis_tvalid && m_axis_tready && m_axis_tlast); frame_bytes is then the number of bytes
 // of that frame (sum of the tkeep bits of its beats, modulo 2^16). Both are flops. The bytes
-// are counted on the output side: the tkeep count of each beat that leaves is registered,
-// then added, so neither the input selection nor m_axis_tready sits in front of the adder.
+// are counted on the output side: the tkeep counts of the 16-byte groups of each beat that
+// leaves are registered, then added to the running count, so neither the input selection nor
+// m_axis_tready sits in front of the adder, and no full-width count sits behind tkeep.
 `default_nettype none
 module bouncer_tx_arb #(
   parameter int DATA_W = 64,
@@ -155,24 +156,32 @@ module bouncer_tx_arb #(
   assign m_axis_tlast  = out_last_q;
 
   // ---------------------------------------------------------------- frame byte count
-  // c: a beat leaves; c+1: its tkeep count is in o_cnt_q; c+2: frame_done, frame_bytes.
-  localparam int CW = $clog2(KW + 1);
-  logic          o_fire_q, o_last_q, done_q;
-  logic [CW-1:0] o_cnt_q, keep_cnt;
-  logic [15:0]   acc_q, bytes_q;   // bytes of the leaving frame before o_cnt_q's beat
+  // c: a beat leaves; c+1: the tkeep counts of its 16-byte groups are in o_grp_q; c+2:
+  // frame_done, frame_bytes. The groups are added together with the running count, so no
+  // full-width population count sits between two registers.
+  localparam int GB = (KW < 16) ? KW : 16;            // tkeep bits per group
+  localparam int NG = (KW + GB - 1) / GB;
+  localparam int GW = $clog2(GB + 1);
+  logic              o_fire_q, o_last_q, done_q;
+  logic [NG*GW-1:0]  o_grp_q, grp_cnt;
+  logic [15:0]       acc_q, bytes_q, beat_bytes;   // acc_q: bytes of the leaving frame so far
 
   always_comb begin
-    keep_cnt = '0;
-    for (int i = 0; i < KW; i++) keep_cnt = keep_cnt + CW'(out_keep_q[i]);
+    grp_cnt = '0;
+    for (int g = 0; g < NG; g++)
+      for (int i = g * GB; i < (g + 1) * GB && i < KW; i++)
+        grp_cnt[g*GW +: GW] = grp_cnt[g*GW +: GW] + GW'(out_keep_q[i]);
+    beat_bytes = '0;
+    for (int g = 0; g < NG; g++) beat_bytes = beat_bytes + 16'(o_grp_q[g*GW +: GW]);
   end
 
   always_ff @(posedge clk) begin
     o_fire_q <= out_v_q && m_axis_tready;
     o_last_q <= out_last_q;
-    o_cnt_q  <= keep_cnt;
+    o_grp_q  <= grp_cnt;
     done_q   <= o_fire_q && o_last_q;
-    bytes_q  <= acc_q + 16'(o_cnt_q);
-    if (o_fire_q) acc_q <= o_last_q ? 16'd0 : acc_q + 16'(o_cnt_q);
+    bytes_q  <= acc_q + beat_bytes;
+    if (o_fire_q) acc_q <= o_last_q ? 16'd0 : acc_q + beat_bytes;
     if (rst) begin
       o_fire_q <= 1'b0;
       done_q   <= 1'b0;
