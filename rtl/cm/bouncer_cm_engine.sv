@@ -341,6 +341,7 @@ module bouncer_cm_engine #(
   logic        asm_last_q;
 
   // ------------------------------------------------------------------ helpers
+  // the reference for rto_next_q below (assertions only)
   function automatic logic [31:0] rto_for(input logic [31:0] base, input logic [31:0] cap,
                                           input logic [3:0] n);
     logic [47:0] t;
@@ -351,11 +352,20 @@ module bouncer_cm_engine #(
   // The RTO after the (rtx_cnt+1)-th retransmission. Only a timer job uses it (S_DISPATCH,
   // the cycle after its context arrives), so it is computed from the context as it is read
   // and registered with ctx_q: the shift and clamp no longer sit in front of the deadline add.
+  // The clamp is decided ahead, from the two configuration registers alone: rto_cap_q[k] says
+  // that rto_init << (k+1) exceeds rto_max (rto_init * 2^m > rto_max exactly when rto_init >
+  // rto_max >> m), so a timer job only selects a precomputed bit and shifts by the count. A
+  // register write is seen one cycle later, long before a timer can use it.
   logic [31:0] rto_next_q;
+  logic [15:0] rto_cap_q;
+  logic [3:0]  rto_n;
+  logic [31:0] rto_init_x2;
+  assign rto_n       = ctx_rsp_rdata[bouncer_regs_pkg::CM_CTX_RTX_CNT_LSB +: 4];
+  assign rto_init_x2 = {rto_init[30:0], 1'b0};
   always_ff @(posedge clk) begin
+    for (int k = 0; k < 16; k++) rto_cap_q[k] <= (rto_init > (rto_max >> (k + 1)));
     if (state_q == S_CTX_WAIT && ctx_rsp_valid)
-      rto_next_q <= rto_for(rto_init, rto_max,
-                            ctx_rsp_rdata[bouncer_regs_pkg::CM_CTX_RTX_CNT_LSB +: 4] + 4'd1);
+      rto_next_q <= rto_cap_q[rto_n] ? rto_max : (rto_init_x2 << rto_n);
   end
 
   // Facts about the context, computed from ctx_rsp_rdata as it is read (S_CTX_WAIT) and
@@ -1371,6 +1381,9 @@ module bouncer_cm_engine #(
         assert (cx_syn_dup_q == (r_seq == ctx_q.rcv_nxt - 32'd1));
         assert (cx_ack_rel_q == r_ack - ctx_q.iss - 32'd1);
         assert (cx_nxt_rel_q == ctx_q.snd_nxt - ctx_q.iss - 32'd1);
+        // a timer job retransmits only below rtx_max (at most 15), so rtx_cnt + 1 fits
+        if (ctx_q.rtx_cnt != 4'hF)
+          assert (rto_next_q == rto_for(rto_init, rto_max, ctx_q.rtx_cnt + 4'd1));
         assert (((now[0] != cx_now0_q) ? cx_due1_q : cx_due0_q)
                 == (ctx_q.ctx_valid && ctx_q.timer_on && !($signed(now - ctx_q.deadline) < 0)));
       end
