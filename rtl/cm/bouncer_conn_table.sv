@@ -22,7 +22,8 @@
 //   SA  accept: the command registered as it came
 //   SB  first two rounds of the hash mix, S0 the third round and the fold to a bucket index
 //   S1  RAM read (registered address), S2 RAM output register
-//   S3  compare the WAYS entries, decide, write the modified bucket back, push the result
+//   S3  compare the WAYS entries, decide, write the bucket back (every insert and delete; only
+//       the valid bits depend on the compares), push the result
 // Read-after-write hazards are handled by FORWARDING, not stalls: a command in S3 compares
 // its bucket index with the buckets written by the two commands ahead of it (the writes its
 // RAM read could not see) and takes the newest matching bucket image instead of the RAM data.
@@ -233,12 +234,19 @@ module bouncer_conn_table #(
 
     do_ins = v2_q && (op2_q == OP_INSERT) && !hit && any_free;
     do_del = v2_q && (op2_q == OP_DELETE) && hit;
-    s3_we  = do_ins || do_del;
 
+    // Every insert and delete writes its bucket back, changed or not, and only the valid bits
+    // wait for the tuple compares: an insert puts its tuple and cm_id into the first free way
+    // whether or not the tuple is already there (the way stays invalid then), a delete clears
+    // the valid bit of the matching way. An invalid way's other bits are never looked at, so
+    // the wide data path to the RAM does not go through the compares.
+    s3_we    = v2_q && ((op2_q == OP_INSERT) || (op2_q == OP_DELETE));
     s3_wdata = bucket;
     for (int w = 0; w < WAYS; w++) begin
-      if (do_ins && free_oh[w]) s3_wdata[w*EW +: EW] = {1'b1, tup2_q, id2_q};
-      if (do_del && way_match[w]) s3_wdata[w*EW +: EW] = {EW{1'b0}};
+      if (v2_q && (op2_q == OP_INSERT) && free_oh[w])
+        s3_wdata[w*EW +: EW-1] = {tup2_q, id2_q};
+      s3_wdata[w*EW + EW-1] = (way_valid[w] && !(do_del && way_match[w]))
+                            || (do_ins && free_oh[w]);
     end
 
     case (op2_q)
@@ -268,6 +276,7 @@ module bouncer_conn_table #(
 
   // ---------------------------------------------------------------- state, counters
   logic [DEPTH_LOG2:0] occ_q;
+  logic                ins_q, del_q;
   logic                fail_full_q;
 
   always_ff @(posedge clk) begin
@@ -284,8 +293,11 @@ module bouncer_conn_table #(
     if (fifo_push && !fifo_pop) fifo_cnt_q <= fifo_cnt_q + 1'b1;
     else if (!fifo_push && fifo_pop) fifo_cnt_q <= fifo_cnt_q - 1'b1;
 
-    if (do_ins) occ_q <= occ_q + 1'b1;
-    else if (do_del) occ_q <= occ_q - 1'b1;
+    // the count follows a cycle after the write (ins_q, del_q)
+    ins_q <= do_ins;
+    del_q <= do_del;
+    if (ins_q) occ_q <= occ_q + 1'b1;
+    else if (del_q) occ_q <= occ_q - 1'b1;
     fail_full_q <= v2_q && (op2_q == OP_INSERT) && !hit && !any_free;
 
     if (!init_q) begin
@@ -304,6 +316,8 @@ module bouncer_conn_table #(
       fifo_rp_q   <= '0;
       fifo_cnt_q  <= '0;
       occ_q       <= '0;
+      ins_q       <= 1'b0;
+      del_q       <= 1'b0;
       fail_full_q <= 1'b0;
     end
   end
