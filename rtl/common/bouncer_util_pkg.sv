@@ -38,6 +38,13 @@ package bouncer_util_pkg;
     csum_fold = t[15:0] + {15'd0, t[16]};
   endfunction
 
+  // csum_fold(s) == 16'hFFFF without the two carry chains: the first fold gives FFFF without
+  // a carry exactly when the halves are complements, and FFFE with one (FFFE + 1) only for
+  // FFFF + FFFF.
+  function automatic logic csum_is_ffff(input logic [31:0] s);
+    csum_is_ffff = (s[15:0] == ~s[31:16]) || (s == 32'hFFFF_FFFF);
+  endfunction
+
   // Sum of the four big-endian 16-bit words of one little-endian qword, with bytes at
   // lanes >= nvalid treated as 0 (the checksum's zero padding).
   function automatic logic [17:0] qword_be_sum(input logic [63:0] q, input logic [3:0] nvalid);

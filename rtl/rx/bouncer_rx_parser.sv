@@ -41,11 +41,12 @@
 //   C  data offset -> payload offset; record fields decoded from the snapshot
 //   D  checksum partial sums, payload beat counts, error flags
 //   -> payload output register (realigning mux: 2 constant shifts at 64 bits, 16 at 512,
-//      because the payload offset is always 2 mod 4), and the option walker (P3: one
-//      option per cycle), then the record register.
-// Latency: m_meta_valid rises 6 cycles after the cycle in which the last input beat is
-// accepted (5 register stages: A, B, C, D, P3, then the record register) for a frame
-// without TCP options, 6 + n with n option steps (each option, NOP and EOL is one step;
+//      because the payload offset is always 2 mod 4)
+//   E  the beat's checksum as one sum, added to the frame's accumulator; the record
+//   -> the option walker (P3: one option per cycle), then the record register.
+// Latency: m_meta_valid rises 7 cycles after the cycle in which the last input beat is
+// accepted (6 register stages: A, B, C, D, E, P3, then the record register) for a frame
+// without TCP options, 7 + n with n option steps (each option, NOP and EOL is one step;
 // irdma's SYN options MSS, WS, EOL are 3). The last payload beat is offered 5 (at most 6)
 // cycles after the last input beat.
 // Throughput: one beat per cycle for back-to-back frames as long as each frame has at least
@@ -590,27 +591,46 @@ module bouncer_rx_parser #(
   assign m_axis_payload_tlast  = o_last_q;
   assign m_axis_payload_tvalid = o_valid_q;
 
-  // ------------------------------------------------------------------ TCP checksum accumulator
-  // The beat's group sums are added as a balanced tree (8 groups at DATA_W 512: three adder
-  // levels, not a chain of eight), then to the accumulator. In the module alone this keeps
-  // p3_sum_q under 7 levels (Yosys); in the flattened kernel Yosys still folds the tree, the
-  // accumulator and d_psum_q into one carry-save adder (8.875 levels at 512, resources.md):
-  // the next step is to sum the groups a stage earlier.
+  // ------------------------------------------------------------------ stage E: checksum
+  // The beat's group sums are added as a balanced tree in D (8 groups at DATA_W 512: three
+  // adder levels) and registered as one beat sum in E, with the rest of the record; the
+  // accumulator adds the beat sums in E, one beat behind D, and the last beat's record
+  // moves from E to P3 with the pseudo-header sum added. So no adder tree, accumulator and
+  // pseudo-header add sit between the same two registers (8.875 levels at 512 before, when
+  // D did all three).
   localparam int NGP = (NG <= 1) ? 1 : (1 << $clog2(NG));   // groups padded to a power of 2
-  logic [31:0] acc_q, acc_next;
-  (* keep *) logic [31:0] beat_sum;   // its own net (it stops the folding in the module alone)
-  always_comb begin : acc_calc
+  logic [23:0]     beat_sum;
+  logic            e_valid_q, e_last_q, e_first_q, e_ipok_q;
+  logic [23:0]     e_bsum_q;
+  meta_t           e_rec_q;
+  logic [8*40-1:0] e_opts_q;
+  logic [5:0]      e_optlen_q;
+  logic [19:0]     e_psum_q;
+  logic [31:0]     acc_q, acc_next;
+  always_comb begin : beat_tree
     logic [2*NGP*24-1:0] t;     // tree node i in t[24*i +: 24]; leaves NGP..2*NGP-1, root 1
     t = '0;
     for (int g = 0; g < NGP; g++)
       t[24*(NGP + g) +: 24] = (g < NG) ? {6'd0, d_tsum_q[18*g +: 18]} : 24'd0;
     for (int i = NGP - 1; i >= 1; i--) t[24*i +: 24] = t[24*(2*i) +: 24] + t[24*(2*i + 1) +: 24];
-    beat_sum = (NGP == 1) ? {8'd0, t[24*NGP +: 24]} : {8'd0, t[24 +: 24]};
-    acc_next = (d_first_q ? 32'd0 : acc_q) + beat_sum;
+    beat_sum = (NGP == 1) ? t[24*NGP +: 24] : t[24 +: 24];
   end
   always_ff @(posedge clk) begin
-    if (adv && d_valid_q) acc_q <= acc_next;
+    if (adv) begin
+      e_valid_q  <= d_valid_q;
+      e_last_q   <= d_last_q;
+      e_first_q  <= d_first_q;
+      e_bsum_q   <= beat_sum;
+      e_rec_q    <= d_rec_q;
+      e_ipok_q   <= d_rec_q.ipv4 && bouncer_util_pkg::csum_is_ffff({8'd0, d_ipsum_q});
+      e_opts_q   <= d_opts_q;
+      e_optlen_q <= d_optlen_q;
+      e_psum_q   <= d_psum_q;
+    end
+    if (adv && e_valid_q) acc_q <= acc_next;
+    if (rst) e_valid_q <= 1'b0;
   end
+  assign acc_next = (e_first_q ? 32'd0 : acc_q) + {8'd0, e_bsum_q};
 
   // ------------------------------------------------------------------ P3: option walker
   logic            p3_valid_q, p3_done_q;
@@ -621,7 +641,7 @@ module bouncer_rx_parser #(
 
   assign m_free   = !m_valid_q || m_meta_ready;
   assign p3_leave = p3_valid_q && p3_done_q && m_free;
-  assign p3_ok    = !(d_valid_q && d_last_q) || !p3_valid_q || p3_leave;
+  assign p3_ok    = !(e_valid_q && e_last_q) || !p3_valid_q || p3_leave;
   assign adv      = o_free && p3_ok && !(r_valid_q && d_out);
 
   // One option step at the head of p3_opts_q. The walked bytes are shifted out (by 1 for a
@@ -677,14 +697,14 @@ module bouncer_rx_parser #(
         p3_rec_q.ws         <= opt_w[23:16];
       end
     end
-    if (adv && d_valid_q && d_last_q) begin
+    if (adv && e_valid_q && e_last_q) begin
       p3_valid_q  <= 1'b1;
-      p3_rec_q    <= d_rec_q;
-      p3_rec_q.ip_csum_ok <= d_rec_q.ipv4 && (bouncer_util_pkg::csum_fold({8'd0, d_ipsum_q}) == 16'hFFFF);
-      p3_opts_q   <= d_opts_q;
-      p3_rem_q    <= d_optlen_q;
-      p3_done_q   <= (d_optlen_q == 6'd0);
-      p3_sum_q    <= acc_next + {12'd0, d_psum_q};
+      p3_rec_q    <= e_rec_q;
+      p3_rec_q.ip_csum_ok <= e_ipok_q;
+      p3_opts_q   <= e_opts_q;
+      p3_rem_q    <= e_optlen_q;
+      p3_done_q   <= (e_optlen_q == 6'd0);
+      p3_sum_q    <= acc_next + {12'd0, e_psum_q};
     end
     if (rst) p3_valid_q <= 1'b0;
   end
@@ -696,7 +716,7 @@ module bouncer_rx_parser #(
     if (m_free) m_valid_q <= 1'b0;
     if (p3_leave) begin : load
       logic csum_ok;
-      csum_ok = p3_rec_q.tcp && (bouncer_util_pkg::csum_fold(p3_sum_q) == 16'hFFFF);
+      csum_ok = p3_rec_q.tcp && bouncer_util_pkg::csum_is_ffff(p3_sum_q);
       m_valid_q           <= 1'b1;
       m_rec_q             <= p3_rec_q;
       m_rec_q.tcp_csum_ok <= csum_ok;

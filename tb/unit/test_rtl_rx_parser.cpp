@@ -893,7 +893,7 @@ void latency(uint64_t seed, const char* name) {
     const uint64_t lat = out.meta_cycle[0] - out.frame_end_cycle[0];
     std::printf("[ %s ] latency (%s): %llu cycles\n", name, what,
                 static_cast<unsigned long long>(lat));
-    EXPECT_EQ(lat, 6u + static_cast<uint64_t>(steps)) << what;
+    EXPECT_EQ(lat, 7u + static_cast<uint64_t>(steps)) << what;
   }
 }
 
