@@ -377,7 +377,7 @@ module bouncer_cm_engine #(
   bouncer_regs_pkg::cm_ctx_t ctx_rd;
   /* verilator lint_on UNUSEDSIGNAL */
   logic        cx_rev_ok_q, cx_enh_q, cx_in_order_q, cx_all_acked_q, cx_syn_dup_q;
-  logic [31:0] cx_ack_rel_q, cx_nxt_rel_q;
+  logic        cx_ack_ok_q;   // acceptable ACK (see plan_rx), compared in S_CTX_WAIT
   // A timer job's "due" (now reached the deadline) in S_DISPATCH: `now` moves by at most one
   // per cycle (bouncer_cm_timer), so it is the compare against now (no tick since S_CTX_WAIT:
   // now[0] unchanged) or against now + 1, both taken in S_CTX_WAIT.
@@ -391,8 +391,7 @@ module bouncer_cm_engine #(
       cx_all_acked_q <= (r_ack == ctx_rd.snd_nxt);
       cx_syn_dup_q   <= (r_seq + 32'd1 == ctx_rd.rcv_nxt);
       // for ISS + 1 <= SEG.ACK <= SND.NXT: both relative to ISS + 1 (see plan_rx)
-      cx_ack_rel_q   <= r_ack + ~ctx_rd.iss;
-      cx_nxt_rel_q   <= ctx_rd.snd_nxt + ~ctx_rd.iss;
+      cx_ack_ok_q    <= (r_ack + ~ctx_rd.iss) <= (ctx_rd.snd_nxt + ~ctx_rd.iss);
       cx_due0_q      <= ctx_rd.ctx_valid && ctx_rd.timer_on && !($signed(now - ctx_rd.deadline) < 0);
       cx_due1_q      <= ctx_rd.ctx_valid && ctx_rd.timer_on
                         && !($signed(now + 32'd1 - ctx_rd.deadline) < 0);
@@ -527,8 +526,8 @@ module bouncer_cm_engine #(
     all_acked = cx_all_acked_q;   // r_ack == SND.NXT
     // acceptable: ISS + 1 <= SEG.ACK <= SND_NXT (RFC 5961 5.2 with SND.UNA - MAX.SND.WND
     // taken as ISS + 1: an ACK of less than the SYN-ACK, or from the far past, is not):
-    // (SEG.ACK - ISS - 1) <= (SND.NXT - ISS - 1), both differences taken in S_CTX_WAIT
-    ack_ok    = (cx_ack_rel_q <= cx_nxt_rel_q);
+    // (SEG.ACK - ISS - 1) <= (SND.NXT - ISS - 1), differences and compare taken in S_CTX_WAIT
+    ack_ok    = cx_ack_ok_q;
     // every reply below that is an ACK uses the current numbers
     pl_rx.kind_a = K_ACK;
     pl_rx.seq_a  = ctx_q.snd_nxt;
@@ -686,30 +685,65 @@ module bouncer_cm_engine #(
     end
   end
 
+  // ---- the MPA request's decisions, taken one cycle ahead of S_MPA (depth budget)
+  // The listener fields are registered (lq_*: the LUT-RAM read and its index mux stay out of the
+  // plan) and the request's checks are registered from them (mq_*). The cycle before S_MPA is
+  // always S_ASM_RSP with asm_rsp_valid, and the two before that are S_ASM_CMD / S_ASM_RSP or
+  // S_DISPATCH: the response is held until S_MPA takes it, ctx_q does not change after
+  // S_DISPATCH and lst_rd_idx is ctx_q.listener from S_DISPATCH on, so in S_MPA the mq_* and
+  // lq_* registers hold what S_MPA would read and compute itself (asserted below; a listener
+  // rewritten by the control queue in those two cycles takes effect with the next request).
+  logic [1:0]        lq_fin_policy_q, lq_auto_reject_q;
+  logic [13:0]       lq_max_ird_q, lq_max_ord_q;
+  logic [9:0]        lq_tmpl_len_q;
+  logic              lq_tmpl_iov_q;
+  logic [31:0]       lq_tmpl_io_q;
+  logic [ADDR_W-1:0] lq_tmpl_addr_q;
+  logic [NL_LOG2-1:0] lq_idx_q, mq_idx_q;
+  logic [7:0]        mc_err, mq_err_q;
+  logic              mc_complete, mq_complete_q, mq_autorej_q;
+  always_comb begin : mpa_checks
+    mc_err      = bouncer_regs_pkg::MPA_ERROR_NONE;
+    mc_complete = asm_rsp_hdr_valid && (asm_rsp_total == 16'd20 + asm_rsp_pd_len);
+    if (asm_rsp_hdr_valid) begin
+      if (!asm_rsp_key_ok) mc_err = bouncer_regs_pkg::MPA_ERROR_BAD_KEY;
+      else if (asm_rsp_rev == 8'd0 || asm_rsp_rev > 8'd2) mc_err = bouncer_regs_pkg::MPA_ERROR_BAD_REV;
+      else if (asm_rsp_pd_len > 16'(bouncer_regs_pkg::MPA_PD_MAX)) mc_err = bouncer_regs_pkg::MPA_ERROR_PD_TOO_LONG;
+      else if (asm_rsp_total > 16'd20 + asm_rsp_pd_len) mc_err = bouncer_regs_pkg::MPA_ERROR_TOO_LONG;
+      else if (enh_req && asm_rsp_pd_len < 16'd4) mc_err = bouncer_regs_pkg::MPA_ERROR_BAD_REV;
+    end
+  end
+  always_ff @(posedge clk) begin
+    lq_idx_q         <= lst_rd_idx;
+    lq_fin_policy_q  <= lst_fin_policy;
+    lq_auto_reject_q <= lst_auto_reject;
+    lq_max_ird_q     <= lst_max_ird;
+    lq_max_ord_q     <= lst_max_ord;
+    lq_tmpl_len_q    <= lst_tmpl_len;
+    lq_tmpl_iov_q    <= lst_tmpl_ird_ord_valid;
+    lq_tmpl_io_q     <= lst_tmpl_ird_ord;
+    lq_tmpl_addr_q   <= lst_tmpl_addr[ADDR_W-1:0];
+    mq_idx_q         <= lq_idx_q;
+    mq_err_q         <= mc_err;
+    mq_complete_q    <= mc_complete;
+    mq_autorej_q     <= ctx_q.auto_rej || lq_auto_reject_q == bouncer_regs_pkg::AUTO_REJECT_ALL ||
+                        (lq_auto_reject_q == bouncer_regs_pkg::AUTO_REJECT_IRD_ORD && enh_req &&
+                         (asm_rsp_ird_ord[29:16] > lq_max_ird_q ||
+                          asm_rsp_ird_ord[13:0] > lq_max_ord_q));
+  end
+
   // ---- the MPA request after an append (S_MPA): error, incomplete, host or auto
   always_comb begin : plan_mpa
     logic [7:0]  err;
     logic        complete, autorej;
-    logic [13:0] ird, ord;
     logic [1:0]  apol;
-    apol = (lst_fin_policy == bouncer_regs_pkg::FIN_POLICY_DEFAULT)
-         ? bouncer_regs_pkg::FIN_POLICY_SIW_SAFE : lst_fin_policy;
+    apol = (lq_fin_policy_q == bouncer_regs_pkg::FIN_POLICY_DEFAULT)
+         ? bouncer_regs_pkg::FIN_POLICY_SIW_SAFE : lq_fin_policy_q;
     pl_mpa = '0;
     nc_mpa = ctx_q;
-    err    = bouncer_regs_pkg::MPA_ERROR_NONE;
-    ird    = asm_rsp_ird_ord[29:16];
-    ord    = asm_rsp_ird_ord[13:0];
-    complete = asm_rsp_hdr_valid && (asm_rsp_total == 16'd20 + asm_rsp_pd_len);
-    if (asm_rsp_hdr_valid) begin
-      if (!asm_rsp_key_ok) err = bouncer_regs_pkg::MPA_ERROR_BAD_KEY;
-      else if (asm_rsp_rev == 8'd0 || asm_rsp_rev > 8'd2) err = bouncer_regs_pkg::MPA_ERROR_BAD_REV;
-      else if (asm_rsp_pd_len > 16'(bouncer_regs_pkg::MPA_PD_MAX)) err = bouncer_regs_pkg::MPA_ERROR_PD_TOO_LONG;
-      else if (asm_rsp_total > 16'd20 + asm_rsp_pd_len) err = bouncer_regs_pkg::MPA_ERROR_TOO_LONG;
-      else if (enh_req && asm_rsp_pd_len < 16'd4) err = bouncer_regs_pkg::MPA_ERROR_BAD_REV;
-    end
-    autorej = ctx_q.auto_rej || lst_auto_reject == bouncer_regs_pkg::AUTO_REJECT_ALL ||
-              (lst_auto_reject == bouncer_regs_pkg::AUTO_REJECT_IRD_ORD && enh_req &&
-               (ird > lst_max_ird || ord > lst_max_ord));
+    err      = mq_err_q;
+    complete = mq_complete_q;
+    autorej  = mq_autorej_q;
     pl_mpa.kind_a = K_ACK;
     pl_mpa.seq_a  = ctx_q.snd_nxt;
     pl_mpa.ack_a  = seg_end;
@@ -753,9 +787,9 @@ module bouncer_cm_engine #(
         // the listener's template and FIN policy, as if the host had rejected at once
         nc_mpa.rejected   = 1'b1;
         nc_mpa.fin_policy = apol;
-        nc_mpa.rej_pd_len = lst_tmpl_len;
-        nc_mpa.rej_ird_ord_valid = lst_tmpl_ird_ord_valid;
-        if (lst_tmpl_ird_ord_valid) nc_mpa.req_ird_ord = lst_tmpl_ird_ord;
+        nc_mpa.rej_pd_len = lq_tmpl_len_q;
+        nc_mpa.rej_ird_ord_valid = lq_tmpl_iov_q;
+        if (lq_tmpl_iov_q) nc_mpa.req_ird_ord = lq_tmpl_io_q;
         nc_mpa.rej_fin    = (apol == bouncer_regs_pkg::FIN_POLICY_IRDMA);
         nc_mpa.ip_id      = ctx_q.ip_id + 16'd1;
         nc_mpa.rtx_cnt    = '0;
@@ -775,9 +809,9 @@ module bouncer_cm_engine #(
         pl_mpa.rej       = 1'b1;
         pl_mpa.rej_first = 1'b1;
         pl_mpa.rej_src   = 2'd1;
-        pl_mpa.rej_len   = lst_tmpl_len;
-        pl_mpa.rej_iov   = lst_tmpl_ird_ord_valid;
-        pl_mpa.rej_io    = lst_tmpl_ird_ord;
+        pl_mpa.rej_len   = lq_tmpl_len_q;
+        pl_mpa.rej_iov   = lq_tmpl_iov_q;
+        pl_mpa.rej_io    = lq_tmpl_io_q;
         pl_mpa.rej_seq   = ctx_q.snd_nxt;
         pl_mpa.rej_ipid  = ctx_q.ip_id;
         pl_mpa.pdec      = counted;
@@ -1186,7 +1220,7 @@ module bouncer_cm_engine #(
           asm_free_buf   <= asm_rsp_buf;
         end
         if (pl_mpa.rej) begin
-          p_rej_addr_q <= lst_tmpl_addr[ADDR_W-1:0];
+          p_rej_addr_q <= lq_tmpl_addr_q;
           p_ctrl_b_q   <= pl_mpa.rst_after;
         end
         state_q <= E_DROP;
@@ -1373,14 +1407,18 @@ module bouncer_cm_engine #(
     if (!rst) begin
       assert (sel_lk_q == (state_q == S_LST_WAIT));
       assert (sel_lst_q == (state_q >= S_NOCONN && state_q <= S_SYN_PLAN));
+      if (state_q == S_MPA) begin
+        assert (mq_err_q == mc_err);
+        assert (mq_complete_q == mc_complete);
+        assert (lq_idx_q == lst_rd_idx && mq_idx_q == lst_rd_idx);
+      end
       if (state_q == S_DISPATCH) begin
         assert (cx_rev_ok_q == (ctx_q.req_rev == 8'd1 || ctx_q.req_rev == 8'd2));
         assert (cx_enh_q == (ctx_q.req_rev == 8'd2 && ctx_q.req_flags[4]));
         assert (cx_in_order_q == (r_seq == ctx_q.rcv_nxt));
         assert (cx_all_acked_q == (r_ack == ctx_q.snd_nxt));
         assert (cx_syn_dup_q == (r_seq == ctx_q.rcv_nxt - 32'd1));
-        assert (cx_ack_rel_q == r_ack - ctx_q.iss - 32'd1);
-        assert (cx_nxt_rel_q == ctx_q.snd_nxt - ctx_q.iss - 32'd1);
+        assert (cx_ack_ok_q == ((r_ack - ctx_q.iss - 32'd1) <= (ctx_q.snd_nxt - ctx_q.iss - 32'd1)));
         // a timer job retransmits only below rtx_max (at most 15), so rtx_cnt + 1 fits
         if (ctx_q.rtx_cnt != 4'hF)
           assert (rto_next_q == rto_for(rto_init, rto_max, ctx_q.rtx_cnt + 4'd1));
