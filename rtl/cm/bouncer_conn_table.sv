@@ -135,14 +135,14 @@ module bouncer_conn_table #(
   logic [CM_ID_W-1:0] id0_q, id1_q, id2_q;
   logic [BL-1:0]     bk0_q, bk1_q, bk2_q;
 
-  // result FIFO state (credit for cmd_ready)
+  // result FIFO state. Credit for cmd_ready: used_q counts the commands accepted and not yet
+  // taken from the FIFO (in SA..S3, every stage moves each cycle, or in the FIFO), so a command
+  // is accepted only when its result will have a FIFO entry. A register, so cmd_ready is one
+  // LUT from flops (the sum of FIFO count and stage valids was on the CM engine's deepest path).
   logic [FIFO_LOG2:0] fifo_cnt_q;
-  logic [2:0]         inflight;
+  logic [FIFO_LOG2:0] used_q;
 
-  assign inflight  = {2'b00, va_q} + {2'b00, vb_q} + {2'b00, v0_q} + {2'b00, v1_q} +
-                     {2'b00, v2_q};
-  assign cmd_ready = init_q && (({1'b0, fifo_cnt_q} + {{(FIFO_LOG2 - 1){1'b0}}, inflight})
-                                < (FIFO_LOG2 + 2)'(1 << FIFO_LOG2));
+  assign cmd_ready = init_q && !used_q[FIFO_LOG2];
   assign cmd_fire  = cmd_valid && cmd_ready;
 
   always_ff @(posedge clk) begin
@@ -292,6 +292,8 @@ module bouncer_conn_table #(
     if (fifo_pop) fifo_rp_q <= fifo_rp_q + 1'b1;
     if (fifo_push && !fifo_pop) fifo_cnt_q <= fifo_cnt_q + 1'b1;
     else if (!fifo_push && fifo_pop) fifo_cnt_q <= fifo_cnt_q - 1'b1;
+    if (cmd_fire && !fifo_pop) used_q <= used_q + 1'b1;
+    else if (!cmd_fire && fifo_pop) used_q <= used_q - 1'b1;
 
     // the count follows a cycle after the write (ins_q, del_q)
     ins_q <= do_ins;
@@ -315,6 +317,7 @@ module bouncer_conn_table #(
       fifo_wp_q   <= '0;
       fifo_rp_q   <= '0;
       fifo_cnt_q  <= '0;
+      used_q      <= '0;
       occ_q       <= '0;
       ins_q       <= 1'b0;
       del_q       <= 1'b0;
