@@ -184,19 +184,24 @@ module bouncer_rx_parser #(
   // ------------------------------------------------------------------ stage A: input
   logic              a_valid_q, a_last_q, a_first_q;
   logic [DATA_W-1:0] a_data_q;
-  logic [CW-1:0]     a_nbytes_q;
+  logic [4*NKG-1:0]  a_kc_q;
   logic [15:0]       a_off_q, fr_off_q;
   /* verilator lint_off UNUSEDSIGNAL */  // bytes past 137: HB rounds up to whole beats
   logic [8*HB-1:0]   hdr_q;
   /* verilator lint_on UNUSEDSIGNAL */
 
+  // The beat's byte count (tkeep need not be contiguous) in two steps: A registers a count per
+  // 8 bytes (two LUT levels from the port), B adds the counts as a balanced tree (three adder
+  // levels at 512 bits). A 64-input population count in one cycle was the deepest RX path.
+  localparam int NKG = (WB + 7) / 8;                          // tkeep groups of 8
+  localparam int NKP = (NKG <= 1) ? 1 : (1 << $clog2(NKG));  // padded to a power of 2
   logic [DATA_W-1:0] din_m;
-  logic [CW-1:0]     din_n;
+  logic [4*NKG-1:0]  din_kc;
   always_comb begin
-    din_n = '0;
+    din_kc = '0;
     for (int b = 0; b < WB; b++) begin
       din_m[8*b +: 8] = s_axis_tkeep[b] ? s_axis_tdata[8*b +: 8] : 8'd0;
-      din_n = din_n + CW'(s_axis_tkeep[b]);
+      din_kc[4*(b/8) +: 4] = din_kc[4*(b/8) +: 4] + 4'(s_axis_tkeep[b]);
     end
   end
 
@@ -207,7 +212,7 @@ module bouncer_rx_parser #(
       a_valid_q <= s_axis_tvalid;
       if (s_axis_tvalid) begin
         a_data_q   <= din_m;
-        a_nbytes_q <= din_n;
+        a_kc_q     <= din_kc;
         a_last_q   <= s_axis_tlast;
         a_off_q    <= fr_off_q;
         a_first_q  <= (fr_off_q == 16'd0);
@@ -256,6 +261,16 @@ module bouncer_rx_parser #(
     for (int i = 0; i < 12; i++) hq_doffc[4*i +: 4] = hq[8*(46 + 4*i) + 4 +: 4];
   end
 
+  logic [CW-1:0] a_nbytes;
+  always_comb begin : keep_tree
+    logic [2*NKP*8-1:0] t;      // tree node i in t[8*i +: 8]; leaves NKP..2*NKP-1, root 1
+    t = '0;
+    for (int g = 0; g < NKP; g++)
+      t[8*(NKP + g) +: 8] = (g < NKG) ? {4'd0, a_kc_q[4*g +: 4]} : 8'd0;
+    for (int i = NKP - 1; i >= 1; i--) t[8*i +: 8] = t[8*(2*i) +: 8] + t[8*(2*i + 1) +: 8];
+    a_nbytes = (NKP == 1) ? CW'(t[8*NKP +: 8]) : CW'(t[8 +: 8]);
+  end
+
   logic              b_valid_q, b_last_q, b_first_q, b_vlan_q, b_tcp_q, b_ihl_ok_q;
   logic [DATA_W-1:0] b_data_q;
   logic [CW-1:0]     b_nbytes_q;
@@ -271,7 +286,7 @@ module bouncer_rx_parser #(
       b_last_q    <= a_last_q;
       b_first_q   <= a_first_q;
       b_data_q    <= a_data_q;
-      b_nbytes_q  <= a_nbytes_q;
+      b_nbytes_q  <= a_nbytes;
       b_off_q     <= a_off_q;
       b_vlan_q    <= hq_vlan;
       b_tcp_q     <= hq_tcp;
@@ -368,11 +383,12 @@ module bouncer_rx_parser #(
   logic [DATA_W-1:0] c_data_q;
   logic [CW-1:0]     c_nbytes_q, c_lo_q, c_hi_q;
   logic [15:0]       c_off_q, c_frame_len_q;
-  logic [6:0]        c_tcp_off_q;
   logic [7:0]        c_pay_off_q;
   logic [16:0]       c_ip_end_q;
   logic [17:0]       c_ipr_q, c_ipw_q;
   logic              c_pe_frame_q;
+  logic [16:0]       c_th_ip_q;         // L2 header + IHL * 4 (raw IHL): IPv4 header end
+  logic [16:0]       c_th_tcp_q;        // TCP offset + 20: end of the fixed TCP header
   meta_t             c_rec_q;
   logic [8*40-1:0]   c_opts_q;
   logic [18*8-1:0]   c_ipsum_q;
@@ -389,12 +405,13 @@ module bouncer_rx_parser #(
       c_fwd_q       <= b_tcp_q && b_doff_ok;
       c_doff_ok_q   <= b_doff_ok;
       c_ihl_ok_q    <= b_ihl_ok_q;
-      c_tcp_off_q   <= b_tcp_off;
       c_pay_off_q   <= b_pay_off;
       c_ip_end_q    <= b_ip_end_q;
       c_ipr_q       <= b_ipr;
       c_ipw_q       <= b_ipw;
       c_pe_frame_q  <= b_pe_frame;
+      c_th_ip_q     <= (b_vlan_q ? 17'd18 : 17'd14) + {11'd0, sn_iph[3:0], 2'b00};
+      c_th_tcp_q    <= {10'd0, b_tcp_off} + 17'd20;
       c_lo_q        <= b_lo;
       c_hi_q        <= b_hi;
       c_rec_q       <= sn_rec;
@@ -459,25 +476,36 @@ module bouncer_rx_parser #(
   logic [23:0] c_ipsum_tot;           // up to 30 words
   logic [19:0] c_psum;
   logic [5:0]  c_optlen;
+  // Every length check compares the frame length or the IP end (IP total length + L2 header,
+  // c_ip_end_q) with a register: the header ends are added up in stage C. With the IP end E =
+  // TL + L2: TL < IHL*4 is E < L2 + IHL*4 (c_th_ip_q), and for TCP (IHL valid, so the TCP
+  // offset is L2 + IHL*4) TL < IHL*4 + DOFF*4 is E < the payload offset.
   always_comb begin : c_flags
-    logic [16:0] fl, l2, ihl4, doff4, tlen, pe;
+    logic [16:0] fl, tlen, ihl4, pay;
+    logic [15:0] d_ip, d_fl;         // (mod 2^16, as the record's field)
+    logic        ip_first, gt;
     fl    = {1'b0, c_frame_len_q};
-    l2    = c_rec_q.vlan ? 17'd18 : 17'd14;
+    pay   = {9'd0, c_pay_off_q};
     ihl4  = {11'd0, c_rec_q.ip_ihl, 2'b00};
-    doff4 = {11'd0, c_rec_q.tcp_doff, 2'b00};
     tlen  = {1'b0, c_rec_q.ip_total_len};
     c_rec_x = c_rec_q;
     c_rec_x.frame_len = c_frame_len_q;
     c_rec_x.runt = (fl < 17'd14) || (c_rec_q.vlan && (fl < 17'd18))
-                || (c_rec_q.ipv4 && (fl < l2 + 17'd20))
-                || (c_rec_q.ipv4 && c_ihl_ok_q && (fl < l2 + ihl4))
-                || (c_rec_q.tcp && (fl < {10'd0, c_tcp_off_q} + 17'd20))
-                || (c_rec_q.tcp && c_doff_ok_q && (fl < {9'd0, c_pay_off_q}));
+                || (c_rec_q.ipv4 && (c_rec_q.vlan ? (fl < 17'd38) : (fl < 17'd34)))
+                || (c_rec_q.ipv4 && c_ihl_ok_q && (fl < c_th_ip_q))
+                || (c_rec_q.tcp && (fl < c_th_tcp_q))
+                || (c_rec_q.tcp && c_doff_ok_q && (fl < pay));
     c_rec_x.hdr_err = (c_rec_q.ipv4 && !c_ihl_ok_q) || (c_rec_q.tcp && !c_doff_ok_q);
     c_rec_x.len_err = c_rec_q.ipv4
-                   && ((c_ip_end_q > fl) || (tlen < ihl4) || (c_rec_q.tcp && (tlen < ihl4 + doff4)));
-    pe = (c_ip_end_q < fl) ? c_ip_end_q : fl;
-    c_rec_x.payload_len = (c_fwd_q && (pe > {9'd0, c_pay_off_q})) ? 16'(pe - {9'd0, c_pay_off_q}) : 16'd0;
+                   && ((c_ip_end_q > fl) || (c_ip_end_q < c_th_ip_q)
+                       || (c_rec_q.tcp && (c_ip_end_q < pay)));
+    // payload: min(IP end, frame end) - payload offset, or 0; both differences and both
+    // compares side by side, one choice after them
+    ip_first = (c_ip_end_q < fl);
+    d_ip = c_ip_end_q[15:0] - pay[15:0];
+    d_fl = fl[15:0] - pay[15:0];
+    gt   = ip_first ? (c_ip_end_q > pay) : (fl > pay);
+    c_rec_x.payload_len = (c_fwd_q && gt) ? (ip_first ? d_ip : d_fl) : 16'd0;
     c_optlen = (c_rec_q.tcp && c_doff_ok_q) ? 6'({c_rec_q.tcp_doff, 2'b00} - 6'd20) : 6'd0;
     c_ipsum_tot = '0;
     for (int g = 0; g < 8; g++) c_ipsum_tot = c_ipsum_tot + {6'd0, c_ipsum_q[18*g +: 18]};
