@@ -49,6 +49,7 @@ module bouncer_mpa_reject_builder #(
 );
 
   localparam int WB        = DATA_W / 8;            // bytes per beat
+  localparam int LB        = $clog2(WB);            // log2 bytes per beat
   localparam int LANES     = WB / 8;                // 64-bit lanes per beat
   localparam int PD_WORDS_LOG2 = $clog2(512 / WB + 2);
   localparam int HDR_BYTES = (2 * WB > 96) ? 2 * WB : 96;
@@ -285,16 +286,19 @@ module bouncer_mpa_reject_builder #(
   end
 
   // bytes of the current beat that belong to the frame: keep_q, computed a beat ahead from
-  // beat_left_q = flen_q - k_q * WB (a register), so no compare sits in front of tdata
+  // beat_left_q = flen_q - k_q * WB (a register), so no compare sits in front of tdata.
+  // Every beat but the last is full, and the last one keeps flen mod WB bytes (all when 0):
+  // lastk_q, decoded from flen_q's low bits once per frame. The next beat is full while at
+  // least two beats' bytes are left, a test of beat_left_q's high bits; after the last beat
+  // keep_q holds lastk_q, unused.
   logic [15:0]       beat_left_q;
+  logic [WB-1:0]     lastk_q;
   logic [DATA_W-1:0] beat_masked;
-  function automatic logic [WB-1:0] keep_of(input logic [15:0] left);   // byte b: b < left
-    for (int b = 0; b < WB; b++) keep_of[b] = (left > 16'(b));
+  function automatic logic [WB-1:0] thermo(input logic [LB-1:0] n);   // byte b: b < n
+    for (int b = 0; b < WB; b++) thermo[b] = (n > LB'(b));
   endfunction
-  // keep_of(left - WB), compared against constants instead of after the subtraction (the two
-  // differ only when left < WB, that is after the last beat, where keep_q is not used)
-  function automatic logic [WB-1:0] keep_next(input logic [15:0] left);
-    for (int b = 0; b < WB; b++) keep_next[b] = (left > 16'(b + WB));
+  function automatic logic [WB-1:0] keep_of(input logic [15:0] left);   // byte b: b < left
+    keep_of = (left[15:LB] != '0) ? '1 : thermo(left[LB-1:0]);
   endfunction
   always_comb begin
     for (int b = 0; b < WB; b++) beat_masked[8*b +: 8] = keep_q[b] ? beat[8*b +: 8] : 8'd0;
@@ -349,6 +353,7 @@ module bouncer_mpa_reject_builder #(
         k_q        <= '0;
         beat_left_q <= flen_q;
         keep_q     <= keep_of(flen_q);
+        lastk_q    <= (flen_q[LB-1:0] == '0) ? '1 : thermo(flen_q[LB-1:0]);
         rd_word_q  <= PD_WORDS_LOG2'(8'd0 - q_q);
         in_hdr_q   <= (q_q != 8'd0);
         at_q_q     <= (q_q == 8'd0);
@@ -374,7 +379,7 @@ module bouncer_mpa_reject_builder #(
       out_first_q <= (k_q == 8'd0);
       k_q         <= k_q + 8'd1;
       beat_left_q <= beat_left_q - 16'(WB);
-      keep_q      <= keep_next(beat_left_q);
+      keep_q      <= (beat_left_q[15:LB+1] != '0) ? '1 : lastk_q;
       rd_word_q   <= rd_word_q + 1'b1;
       in_hdr_q    <= in_hdr_q && (k_q + 8'd1 != q_q);
       at_q_q      <= (k_q + 8'd1 == q_q);

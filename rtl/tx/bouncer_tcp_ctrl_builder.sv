@@ -145,38 +145,38 @@ module bouncer_tcp_ctrl_builder #(
   req_t        a_q;
   logic [19:0] a_ip_q, a_addr_q, a_tcp0_q, a_tcp1_q;
 
+  // Per kind, the constant parts of the sums, folded into one constant each: IPv4 total length
+  // + flags/fragment word + protocol; pseudo-header protocol + TCP length, data offset and flags,
+  // and for a SYN-ACK the option kinds/lengths (MSS 02 04, window scale 03 03). The sums are
+  // written as balanced trees of two-operand adds behind the skid mux.
   logic        in_syn;
-  logic [7:0]  in_flags;
-  logic [15:0] in_ip_total, in_tcp_len;
+  logic [19:0] in_ip_c, in_tcp_c;
   always_comb begin
     in_syn = (req_in.kind == K_SYNACK);
     case (req_in.kind)
-      K_SYNACK: in_flags = 8'h12;
-      K_ACK:    in_flags = 8'h10;
-      K_FINACK: in_flags = 8'h11;
-      default:  in_flags = 8'h14;
+      K_SYNACK: in_tcp_c = 20'd6 + 20'd28 + 20'h07012 + 20'h00204 + 20'h00303;
+      K_ACK:    in_tcp_c = 20'd6 + 20'd20 + 20'h05010;
+      K_FINACK: in_tcp_c = 20'd6 + 20'd20 + 20'h05011;
+      default:  in_tcp_c = 20'd6 + 20'd20 + 20'h05014;
     endcase
-    in_ip_total = in_syn ? 16'd48 : 16'd40;
-    in_tcp_len  = in_syn ? 16'd28 : 16'd20;
+    in_ip_c = (in_syn ? 20'd48 : 20'd40) + 20'h04000 + 20'h00006;
   end
 
   always_ff @(posedge clk) begin
     if (a_load) begin
       a_q <= req_in;
       // IPv4 header words except the addresses (checksum field 0)
-      a_ip_q   <= {4'd0, 8'h45, req_in.tos} + {4'd0, in_ip_total} + {4'd0, req_in.ip_id}
-                + 20'h04000 + {4'd0, req_in.ttl, 8'h06};
+      a_ip_q   <= ({4'd0, 8'h45, req_in.tos} + {4'd0, req_in.ip_id})
+                + ({4'd0, req_in.ttl, 8'h00} + in_ip_c);
       // addresses: shared by the IPv4 header and the TCP pseudo-header
-      a_addr_q <= {4'd0, req_in.loc_ip[31:16]} + {4'd0, req_in.loc_ip[15:0]}
-                + {4'd0, req_in.rem_ip[31:16]} + {4'd0, req_in.rem_ip[15:0]};
-      a_tcp0_q <= {4'd0, req_in.loc_port} + {4'd0, req_in.rem_port}
-                + {4'd0, req_in.seq[31:16]} + {4'd0, req_in.seq[15:0]}
-                + {4'd0, req_in.ack[31:16]} + {4'd0, req_in.ack[15:0]};
+      a_addr_q <= ({4'd0, req_in.loc_ip[31:16]} + {4'd0, req_in.loc_ip[15:0]})
+                + ({4'd0, req_in.rem_ip[31:16]} + {4'd0, req_in.rem_ip[15:0]});
+      a_tcp0_q <= (({4'd0, req_in.loc_port} + {4'd0, req_in.rem_port})
+                 + ({4'd0, req_in.seq[31:16]} + {4'd0, req_in.seq[15:0]}))
+                + ({4'd0, req_in.ack[31:16]} + {4'd0, req_in.ack[15:0]});
       // pseudo-header protocol + TCP length, doff/flags, window, options
-      a_tcp1_q <= 20'd6 + {4'd0, in_tcp_len} + {4'd0, (in_syn ? 4'd7 : 4'd5), 4'd0, in_flags}
-                + {4'd0, req_in.window}
-                + (in_syn ? (20'h00204 + {4'd0, req_in.mss} + 20'h00303 + {4'd0, req_in.wscale, 8'h00})
-                          : 20'd0);
+      a_tcp1_q <= (in_tcp_c + {4'd0, req_in.window})
+                + (in_syn ? ({4'd0, req_in.mss} + {4'd0, req_in.wscale, 8'h00}) : 20'd0);
     end
   end
 
