@@ -139,7 +139,7 @@ module bouncer_mpa_reject_builder #(
   logic [15:0] s_pdl, s_ip_total, s_hlen, s_seq_adv, s_flen;
   logic [15:0] pl_4, pl_20, pl_21, pl_24, pl_25, pl_60, pl_64, pl_h0, pl_h1, pl_h2;
   logic [7:0]  s_mflags, s_tflags;
-  logic [31:0] s_io;
+  logic [31:0] s_io, s_io_dflt;
   logic [16:0] s_io_sum;      // s_io[31:16] + s_io[15:0], without the select in front of the add
   always_comb begin
     sc         = start_ctx;
@@ -154,8 +154,8 @@ module bouncer_mpa_reject_builder #(
     pl_60      = {6'd0, pd_len} + 16'd60;
     pl_64      = {6'd0, pd_len} + 16'd64;
     pl_h0      = {6'd0, pd_len} + 16'(H0);
-    pl_h1      = {6'd0, pd_len} + 16'(H0 + 4);
-    pl_h2      = {6'd0, pd_len} + 16'(H0 + 8);
+    pl_h1      = {6'd0, pd_len} + 16'(H1);
+    pl_h2      = {6'd0, pd_len} + 16'(H2);
     s_pdl      = s_enh ? pl_4 : {6'd0, pd_len};
     s_ip_total = s_enh ? pl_64 : pl_60;
     case ({s_enh, start_fin})
@@ -171,10 +171,11 @@ module bouncer_mpa_reject_builder #(
     endcase
     s_mflags   = (sc.req_flags & 8'hC0) | 8'h20 | (s_enh ? 8'h10 : 8'h00);
     s_tflags   = 8'h18 | {7'd0, start_fin};
-    s_io       = start_ird_ord_valid ? start_ird_ord : default_ird_ord(sc.req_ird_ord);
-    // the default word is BFFF plus 7FFF (Read RTR) or BFFF (Write RTR only)
+    s_io_dflt  = default_ird_ord(sc.req_ird_ord);
+    s_io       = start_ird_ord_valid ? start_ird_ord : s_io_dflt;
+    // the default word depends on two request bits only, so its sum folds to constants
     s_io_sum   = start_ird_ord_valid ? {1'b0, start_ird_ord[31:16]} + {1'b0, start_ird_ord[15:0]}
-               : (!sc.req_ird_ord[14] && sc.req_ird_ord[15]) ? 17'h17FFE : 17'h13FFE;
+                                     : {1'b0, s_io_dflt[31:16]} + {1'b0, s_io_dflt[15:0]};
     s_hlen     = 16'(H0) + (sc.vlan_en ? 16'd4 : 16'd0) + (s_enh ? 16'd4 : 16'd0);
   end
 
