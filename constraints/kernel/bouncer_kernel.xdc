@@ -11,11 +11,13 @@
 # What crosses (rtl/common/bouncer_axis_async_fifo.sv, two instances u_rx_cdc and u_tx_cdc):
 #   fcnt_gray_q  -> fcnt_gray_sync_q1   committed-frame count, Gray code, write -> read clock
 #   rd_gray_q    -> rd_gray_sync_q1     read pointer, Gray code, read -> write clock
-#   mem, last_mem -> ram_q, ram_last_q, tcnt_q, tcnt_gray_q
+#   mem -> ram_q, last_mem -> rd_last_q
 #                                       RAM written on the write clock, read on the read clock
-#                                       (a fabric path only when it maps to LUTRAM); an entry
-#                                       is read only after its frame count has crossed, so the
-#                                       data is stable for at least two read-clock cycles
+#                                       (a fabric path when it maps to LUTRAM; last_mem always
+#                                       does, in 64-entry banks g_lbank[*]); an entry is used
+#                                       only after its frame count has crossed, so the data is
+#                                       stable for at least two read-clock cycles before the
+#                                       flop that uses it loads it
 # and the asynchronous assertion of the reset synchronisers (rtl/common/bouncer_reset_sync.sv,
 # rst_sync_q): ap_rst_n && ap_rst_n_2 reaches the preset pins of both domains' flops.
 #
@@ -38,7 +40,7 @@ set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_rx_cdc/f
 set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_rx_cdc/rd_gray_q_reg*}] \
     -to [get_cells -hier -filter {NAME =~ *u_rx_cdc/rd_gray_sync_q1_reg*}] 3.000
 set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_rx_cdc/*mem_reg*}] \
-    -to [get_cells -hier -filter {NAME =~ *u_rx_cdc/ram_q_reg* || NAME =~ *u_rx_cdc/ram_last_q_reg* || NAME =~ *u_rx_cdc/tcnt_q_reg* || NAME =~ *u_rx_cdc/tcnt_gray_q_reg*}] 3.000
+    -to [get_cells -hier -filter {NAME =~ *u_rx_cdc/ram_q_reg* || NAME =~ *u_rx_cdc/rd_last_q_reg*}] 3.000
 
 # TX FIFO: written on ap_clk, read on ap_clk_2
 set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_tx_cdc/fcnt_gray_q_reg*}] \
@@ -46,7 +48,7 @@ set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_tx_cdc/f
 set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_tx_cdc/rd_gray_q_reg*}] \
     -to [get_cells -hier -filter {NAME =~ *u_tx_cdc/rd_gray_sync_q1_reg*}] 3.000
 set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_tx_cdc/*mem_reg*}] \
-    -to [get_cells -hier -filter {NAME =~ *u_tx_cdc/ram_q_reg* || NAME =~ *u_tx_cdc/ram_last_q_reg* || NAME =~ *u_tx_cdc/tcnt_q_reg* || NAME =~ *u_tx_cdc/tcnt_gray_q_reg*}] 3.000
+    -to [get_cells -hier -filter {NAME =~ *u_tx_cdc/ram_q_reg* || NAME =~ *u_tx_cdc/rd_last_q_reg*}] 3.000
 
 # Reset synchronisers: assertion is asynchronous by design (release is synchronised by the
 # flops themselves), so the path into their preset pins is not timed.

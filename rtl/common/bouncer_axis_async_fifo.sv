@@ -21,17 +21,22 @@
 // set_max_delay -datapath_only): the number of committed frames (s_clk -> m_clk, +1 per
 // frame, taken from a flop) and the read pointer (m_clk -> s_clk, +1 per beat). The read
 // side issues a RAM read only for a beat of a committed frame: it counts the tlast beats it
-// has read (a tlast bit per entry, kept in a small asynchronously read array) against the
-// committed frame count. The write pointer never crosses, so its roll-backs are local.
+// has read (a tlast bit per entry, kept in an asynchronously read LUTRAM of 64-entry banks)
+// against the committed frame count. The write pointer never crosses, so its roll-backs are
+// local. Every decision on either side starts at flops: the tlast RAM is written through a
+// register stage (one write-enable flop per bank), and the read side registers the
+// frame-available compare and the tlast bit of the next entry (read ahead).
 // Storage: {tkeep, tdata} in one simple dual-port RAM of 2**DEPTH_LOG2 entries, written on
 // s_clk, read on m_clk into a RAM output register (BRAM; LUTRAM at small depths), then the
 // registered m_axis outputs (nothing combinational from m_axis_tready to an output).
-// Latency (read side idle): the s_clk edge that takes a frame's tlast beat also updates the
-// frame count flop; the next m_clk edges are the two synchroniser edges, the RAM read edge and
-// the output register edge, so the first beat is on m_axis after the 4th m_clk edge strictly
-// after that s_clk edge (3 to 4 m_clk periods later) and taken at the 5th at the earliest
-// (tb/unit/test_rtl_axis_async_fifo checks 4..5 periods at every clock ratio). Likewise a read
-// frees its entry for the write side after 1 m_clk edge + 3 s_clk edges (+ phase).
+// Latency (read side idle): the s_clk edge after the one that takes a frame's tlast beat
+// writes its tlast bit and updates the Gray frame count; the next m_clk edges are the two
+// synchroniser edges, the frame-available edge, the RAM read edge and the output register
+// edge, so the first beat is on m_axis after the 5th m_clk edge strictly after that s_clk
+// edge (1 s_clk period + 4 to 5 m_clk periods after the tlast beat was taken) and taken at
+// the 6th at the earliest (tb/unit/test_rtl_axis_async_fifo checks 1 s_clk + 5..6 m_clk
+// periods at every clock ratio). A read frees its entry for the write side after 1 m_clk
+// edge + 3 s_clk edges (+ phase).
 // Capacity: 2**DEPTH_LOG2 beats in the RAM, plus 2 in the read pipeline.
 // Throughput: one beat per cycle on each side.
 // Reset: s_rst and m_rst (each synchronous to its clock, active high) must be asserted
@@ -70,7 +75,11 @@ module bouncer_axis_async_fifo #(
   endfunction
 
   logic [EW-1:0] mem [1 << AW];
-  logic          last_mem [1 << AW];
+  // tlast of every entry: LUTRAM read asynchronously by the read side, in banks of 64 entries
+  // (LB bank-select bits) so that each bank's write enable is one flop (lw_we_q)
+  localparam int LB  = (AW > 6) ? AW - 6 : 0;
+  localparam int LAW = AW - LB;
+  localparam int NLB = 1 << LB;
 
   // ---------------------------------------------------------------- write side (s_clk)
   // Pointers are kept in binary (RAM address, increments) and in Gray code (comparisons with
@@ -84,7 +93,7 @@ module bouncer_axis_async_fifo #(
   logic [AW:0] commit_q, commit_d;   // end of the last committed frame
   logic [AW:0] commit_gray_q, commit_gray_d, commit_inc_gray_q, commit_inc_gray_d;
   logic [AW:0] fcnt_q, fcnt_d;       // committed frames (mod 2**(AW+1)), binary
-  logic [AW:0] fcnt_gray_q, fcnt_gray_d;  // the same in Gray code: crosses to m_clk
+  logic [AW:0] fcnt_gray_q;          // the same in Gray code a cycle later: crosses to m_clk
   (* ASYNC_REG = "TRUE" *) logic [AW:0] rd_gray_sync_q1;
   (* ASYNC_REG = "TRUE" *) logic [AW:0] rd_gray_sync_q2;
   logic [AW:0] wr_inc2_gray, fcnt_inc;
@@ -94,6 +103,12 @@ module bouncer_axis_async_fifo #(
   logic        oversize, wr_en, take;
   logic        drop_d, good_d, drop_q, good_q;
   logic [AW:0] rd_gray_q;            // read side's Gray pointer (m_clk flop)
+  // The tlast RAM is written one cycle after the beat is taken (registered write port,
+  // decoded bank enables); the frame count's Gray code follows fcnt_q one cycle later too, so
+  // a frame's count never crosses before its last tlast bit is written.
+  logic [NLB-1:0] lw_we_q;
+  logic [LAW-1:0] lw_addr_q;
+  logic           lw_last_q;
 
   // full, and every stored beat belongs to the frame being written: it can never fit
   assign oversize = full_q && commit_at_rd_q;
@@ -145,14 +160,13 @@ module bouncer_axis_async_fifo #(
         end
       end
     end
-    fcnt_gray_d = good_d ? bin2gray(fcnt_inc) : fcnt_gray_q;
   end
 
   always_ff @(posedge s_clk) begin
-    if (wr_en) begin
-      mem[wr_q[AW-1:0]]      <= {s_axis_tkeep, s_axis_tdata};
-      last_mem[wr_q[AW-1:0]] <= s_axis_tlast;
-    end
+    if (wr_en) mem[wr_q[AW-1:0]] <= {s_axis_tkeep, s_axis_tdata};
+    for (int b = 0; b < NLB; b++) lw_we_q[b] <= wr_en && ((wr_q[AW-1:0] >> LAW) == AW'(b));
+    lw_addr_q         <= wr_q[LAW-1:0];
+    lw_last_q         <= s_axis_tlast;
     wr_q              <= wr_d;
     wr_gray_q         <= wr_gray_d;
     wr_inc_gray_q     <= wr_inc_gray_d;
@@ -160,7 +174,7 @@ module bouncer_axis_async_fifo #(
     commit_gray_q     <= commit_gray_d;
     commit_inc_gray_q <= commit_inc_gray_d;
     fcnt_q            <= fcnt_d;
-    fcnt_gray_q       <= fcnt_gray_d;
+    fcnt_gray_q       <= bin2gray(fcnt_q);
     // against the synchronised read pointer of this cycle: the write side sees the read
     // pointer one s_clk later, which only makes full more conservative (the read pointer
     // never moves back, so wr - rd never exceeds 2**AW). The three candidates are compared
@@ -181,6 +195,7 @@ module bouncer_axis_async_fifo #(
       commit_inc_gray_q <= (AW + 1)'(1);
       fcnt_q            <= '0;
       fcnt_gray_q       <= '0;
+      lw_we_q           <= '0;
       full_q            <= 1'b0;
       commit_at_rd_q    <= 1'b1;
       dropping_q        <= 1'b0;
@@ -191,17 +206,54 @@ module bouncer_axis_async_fifo #(
     end
   end
 
+  // each bank's entry at rd_q and at rd_q + 1 (read side, asynchronous reads)
+  logic [NLB-1:0] lbank_cur, lbank_inc;
+  logic [AW-1:0]  rd_q;                 // read side: next entry to read (RAM address)
+  logic [AW:0]    rd_inc_q;             // read side: rd_q + 1, with the wrap bit
+  // Two copies, each with one read port: with one array, Yosys merges two read ports whose
+  // outputs are muxed into one port behind an address mux, which puts the read decision in
+  // front of the RAM read.
+  for (genvar b = 0; b < NLB; b++) begin : g_lbank
+    logic last_mem_cur [1 << LAW];
+    logic last_mem_inc [1 << LAW];
+    always_ff @(posedge s_clk) begin
+      if (lw_we_q[b]) begin
+        last_mem_cur[lw_addr_q] <= lw_last_q;
+        last_mem_inc[lw_addr_q] <= lw_last_q;
+      end
+    end
+    assign lbank_cur[b] = last_mem_cur[rd_q[LAW-1:0]];
+    assign lbank_inc[b] = last_mem_inc[rd_inc_q[LAW-1:0]];
+  end
+
   assign s_good_frame = good_q;
   assign s_drop_frame = drop_q;
 
   // ---------------------------------------------------------------- read side (m_clk)
+  // avail_q (the entry at rd_q belongs to a committed frame) is a flop: the synchronised frame
+  // count is compared with the tlast count and with the tlast count + 1 side by side, and the
+  // tlast beat being read (bump) only selects. It compares this cycle's synchronised count, so
+  // it lags it by one edge, which only delays a frame (the count never moves back, and
+  // tcnt <= fcnt always holds, so "!=" means "<"). The tlast count is kept one step ahead
+  // (tcnt_inc_q, tcnt_inc_gray_q), so no increment sits behind the read decision either.
+  // The tlast bit of the entry at rd_q is a flop too (rd_last_q): every cycle it loads the
+  // bit of the entry that will be at rd_q next (rd_q or rd_q + 1, both read side by side).
+  // When avail_q says an entry is committed, its bit was written at least three read-clock
+  // edges before the edge that loaded rd_last_q; a value loaded earlier, while the entry was
+  // not committed, is never used (ram_re needs avail_q) and is reloaded every cycle.
   (* ASYNC_REG = "TRUE" *) logic [AW:0] fcnt_gray_sync_q1;
   (* ASYNC_REG = "TRUE" *) logic [AW:0] fcnt_gray_sync_q2;
-  logic [AW:0]       rd_q;           // next entry to read, binary
-  logic [AW:0]       tcnt_q;         // tlast beats read from the RAM, binary
-  logic [AW:0]       tcnt_gray_q;    // the same in Gray code (compared with the sync'd count)
-  logic              avail;          // the entry at rd_q belongs to a committed frame
-  logic              rd_last;        // the entry at rd_q is a tlast beat
+  logic [AW:0]       tcnt_inc_q;     // tlast beats read from the RAM + 1, binary
+  logic [AW:0]       tcnt_gray_q;    // tlast beats read, Gray code (compared with the sync'd count)
+  logic [AW:0]       tcnt_inc_gray_q;  // the same + 1
+  logic              avail_q;        // the entry at rd_q belongs to a committed frame
+  logic              rd_last_q;      // the entry at rd_q is a tlast beat
+  logic              last_cur, last_inc;
+  // keep: each compare and the read decision stay nets of their own. ABC maps the whole
+  // flattened kernel against its deepest path (an ap_clk one) and otherwise folds the
+  // decision into the compares on this 322 MHz side (5.25 levels in a trial, 3.5 alone)
+  (* keep *) logic   bump;           // a tlast beat is read this cycle
+  (* keep *) logic   ne_same, ne_inc;
   logic [EW-1:0]     ram_q;          // RAM read register
   logic              ram_last_q;
   logic              ram_v_q;        // ram_q holds a beat not yet in the output register
@@ -211,23 +263,38 @@ module bouncer_axis_async_fifo #(
   logic [KW-1:0]     out_keep_q;
   logic              out_last_q;
 
-  assign avail    = fcnt_gray_sync_q2 != tcnt_gray_q;
-  assign rd_last  = last_mem[rd_q[AW-1:0]];
+  if (LB == 0) begin : g_lone
+    assign last_cur = lbank_cur[0];
+    assign last_inc = lbank_inc[0];
+  end else begin : g_lsel
+    assign last_cur = lbank_cur[rd_q[AW-1:LAW]];
+    assign last_inc = lbank_inc[rd_inc_q[AW-1:LAW]];
+  end
   assign out_load = !out_v_q || m_axis_tready;
   assign move     = ram_v_q && out_load;
-  assign ram_re   = avail && (!ram_v_q || move);
+  assign ram_re   = avail_q && (!ram_v_q || move);
+  assign bump     = ram_re && rd_last_q;
+  assign ne_same  = fcnt_gray_sync_q2 != tcnt_gray_q;
+  assign ne_inc   = fcnt_gray_sync_q2 != tcnt_inc_gray_q;
 
   always_ff @(posedge m_clk) begin
     if (ram_re) begin
-      ram_q      <= mem[rd_q[AW-1:0]];
-      ram_last_q <= rd_last;
-      rd_q       <= rd_q + 1'b1;
-      rd_gray_q  <= bin2gray(rd_q + 1'b1);
-      if (rd_last) begin
-        tcnt_q      <= tcnt_q + 1'b1;
-        tcnt_gray_q <= bin2gray(tcnt_q + 1'b1);
-      end
+      ram_q      <= mem[rd_q];
+      ram_last_q <= rd_last_q;
+      rd_q       <= rd_inc_q[AW-1:0];
+      rd_inc_q   <= rd_inc_q + 1'b1;
+      rd_gray_q  <= bin2gray(rd_inc_q);
     end
+    rd_last_q <= ram_re ? last_inc : last_cur;
+    if (bump) begin
+      tcnt_inc_q      <= tcnt_inc_q + 1'b1;
+      tcnt_gray_q     <= tcnt_inc_gray_q;
+      tcnt_inc_gray_q <= bin2gray(tcnt_inc_q + 1'b1);
+    end
+    // and/or, not a mux: Yosys' opt_share turns a mux of two compares with a shared operand
+    // into one compare behind a mux of the other operands, which puts the whole read
+    // decision in front of a 10-bit compare
+    avail_q <= (bump && ne_inc) || (!bump && ne_same);
     if (ram_re) ram_v_q <= 1'b1;
     else if (move) ram_v_q <= 1'b0;
     if (out_load) begin
@@ -240,9 +307,13 @@ module bouncer_axis_async_fifo #(
     fcnt_gray_sync_q2 <= fcnt_gray_sync_q1;
     if (m_rst) begin
       rd_q              <= '0;
+      rd_inc_q          <= (AW + 1)'(1);
+      rd_last_q         <= 1'b0;
       rd_gray_q         <= '0;
-      tcnt_q            <= '0;
+      tcnt_inc_q        <= (AW + 1)'(1);
       tcnt_gray_q       <= '0;
+      tcnt_inc_gray_q   <= (AW + 1)'(1);   // Gray of 1
+      avail_q           <= 1'b0;
       ram_v_q           <= 1'b0;
       out_v_q           <= 1'b0;
       fcnt_gray_sync_q1 <= '0;
