@@ -170,11 +170,18 @@ module bouncer_rx_parser #(
     logic        bad;
   } meta_t;
 
-  // clamp a signed byte distance to 0..WB
+  // clamp a signed byte distance to 0..WB: min(max(v, 0), WB) for a signed 18-bit v: WB is 2**LB, so "v >= WB" is an OR of the
+  // bits above LB (no compare chain behind the subtraction that makes v)
+  // TCP header index (TCP offset = L2 + 20 + 4 * index) from the IPv4 version/IHL byte:
+  // IHL - 5 for a valid IPv4 header, else 0
+  function automatic logic [3:0] ihl_idx(input logic [7:0] vihl);
+    ihl_idx = ((vihl[7:4] == 4'd4) && (vihl[3:0] >= 4'd5)) ? vihl[3:0] - 4'd5 : 4'd0;
+  endfunction
+
   function automatic logic [CW-1:0] clampb(input logic [17:0] v);
-    if (v[17] || (v == 18'd0)) clampb = '0;
-    else if (v >= 18'(WB)) clampb = CW'(WB);
-    else clampb = v[CW-1:0];
+    if (v[17]) clampb = '0;
+    else if (|v[16:LB]) clampb = CW'(WB);
+    else clampb = {1'b0, v[LB-1:0]};
   endfunction
 
   // ------------------------------------------------------------------ control
@@ -240,12 +247,14 @@ module bouncer_rx_parser #(
   logic [3:0]  hq_tcp_idx;          // TCP header at 34 + 4 * idx
   logic [16:0] hq_ip_end;
   logic [47:0] hq_doffc;            // data-offset nibble at 46 + 4 * idx, idx = 0..11
+  logic [29:0] hq_ipm;              // IPv4 header words inside IHL * 4 (raw IHL nibble)
   always_comb begin : hq_decode
     logic [7:0]  vihl, proto;
     logic [15:0] etype, tlen;
     logic [13:0] frag;               // MF, fragment offset
-    logic [3:0]  ihl_c;
     logic        ihl_ok;
+    logic [3:0]  idx_n, idx_v;
+    logic [29:0] ipm_n, ipm_v;
     hq_vlan = (hq[8*12 +: 8] == 8'h81) && (hq[8*13 +: 8] == 8'h00);
     etype   = hq_vlan ? {hq[8*16 +: 8], hq[8*17 +: 8]} : {hq[8*12 +: 8], hq[8*13 +: 8]};
     vihl    = hq_vlan ? hq[8*18 +: 8] : hq[8*14 +: 8];
@@ -253,10 +262,18 @@ module bouncer_rx_parser #(
     frag    = hq_vlan ? {hq[8*24 +: 6], hq[8*25 +: 8]} : {hq[8*20 +: 6], hq[8*21 +: 8]};
     proto   = hq_vlan ? hq[8*27 +: 8] : hq[8*23 +: 8];
     ihl_ok  = (vihl[7:4] == 4'd4) && (vihl[3:0] >= 4'd5);
-    ihl_c   = ihl_ok ? vihl[3:0] : 4'd5;
     hq_ihl_ok = ihl_ok;
     hq_tcp  = (etype == 16'h0800) && ihl_ok && (proto == 8'd6) && !frag[13] && (frag[12:0] == 13'd0);
-    hq_tcp_idx = ihl_c - 4'd5 + (hq_vlan ? 4'd1 : 4'd0);
+    // the TCP index and the IHL word mask for both L2 headers side by side (each a function
+    // of one byte), the VLAN decode only selects
+    idx_n = ihl_idx(hq[8*14 +: 8]);
+    idx_v = ihl_idx(hq[8*18 +: 8]) + 4'd1;
+    hq_tcp_idx = hq_vlan ? idx_v : idx_n;
+    for (int w = 0; w < 30; w++) begin
+      ipm_n[w] = 5'(w) < {hq[8*14 +: 4], 1'b0};
+      ipm_v[w] = 5'(w) < {hq[8*18 +: 4], 1'b0};
+    end
+    hq_ipm = hq_vlan ? ipm_v : ipm_n;
     hq_ip_end  = {1'b0, tlen} + (hq_vlan ? 17'd18 : 17'd14);
     for (int i = 0; i < 12; i++) hq_doffc[4*i +: 4] = hq[8*(46 + 4*i) + 4 +: 4];
   end
@@ -279,6 +296,7 @@ module bouncer_rx_parser #(
   logic [16:0]       b_ip_end_q;
   logic [47:0]       b_doffc_q;
   logic [8*HN-1:0]   sn_q;              // header snapshot of the frame whose last beat is in B
+  logic [29:0]       sn_ipm_q;          // its IPv4 header word mask (hq_ipm)
 
   always_ff @(posedge clk) begin
     if (adv) begin
@@ -294,7 +312,10 @@ module bouncer_rx_parser #(
       b_tcp_idx_q <= hq_tcp_idx;
       b_ip_end_q  <= hq_ip_end;
       b_doffc_q   <= hq_doffc;
-      if (a_valid_q && a_last_q) sn_q <= hq;
+      if (a_valid_q && a_last_q) begin
+        sn_q     <= hq;
+        sn_ipm_q <= hq_ipm;
+      end
     end
     if (rst) b_valid_q <= 1'b0;
   end
@@ -331,7 +352,6 @@ module bouncer_rx_parser #(
   logic [16*32-1:0] sn_ipw;             // the header words, IHL-masked (words 30, 31: 0)
   always_comb begin : sn_decode
     logic       isv4;
-    logic [3:0] ihl;
     sn_iph  = b_vlan_q ? sn_q[8*18 +: 480] : sn_q[8*14 +: 480];
     sn_tcph = sn_q[8*34 +: 480];
     for (int i = 1; i < 12; i++) if (b_tcp_idx_q == 4'(i)) sn_tcph = sn_q[8*(34 + 4*i) +: 480];
@@ -370,19 +390,33 @@ module bouncer_rx_parser #(
       sn_rec.tcp_window = {sn_tcph[8*14 +: 8], sn_tcph[8*15 +: 8]};
     end
     // each group as two pair sums added together: two adder levels, not a chain of three
-    ihl = sn_iph[3:0];
     for (int w = 0; w < 32; w++)
-      sn_ipw[16*w +: 16] = (w < 30 && 5'(w) < {ihl, 1'b0})
+      sn_ipw[16*w +: 16] = (w < 30 && sn_ipm_q[w % 30])
                          ? {sn_iph[16*(w % 30) +: 8], sn_iph[16*(w % 30) + 8 +: 8]} : 16'd0;
     for (int g = 0; g < 8; g++)
       sn_ipsum[18*g +: 18] = ({2'b00, sn_ipw[64*g +: 16]} + {2'b00, sn_ipw[64*g + 16 +: 16]})
                            + ({2'b00, sn_ipw[64*g + 32 +: 16]} + {2'b00, sn_ipw[64*g + 48 +: 16]});
   end
 
+  // Frame length and its compares with the fixed header ends, and the pseudo-header terms
+  // of the TCP checksum (from the snapshot's fields), a stage before C uses them.
+  logic [15:0] b_fl;
+  logic [17:0] b_ps4;
+  logic [16:0] b_tl6;
+  always_comb begin : b_lens
+    b_fl  = b_off_q + 16'(b_nbytes_q);
+    b_ps4 = ({2'd0, sn_rec.ip_src[31:16]} + {2'd0, sn_rec.ip_src[15:0]})
+          + ({2'd0, sn_rec.ip_dst[31:16]} + {2'd0, sn_rec.ip_dst[15:0]});
+    b_tl6 = {1'b0, 16'(sn_rec.ip_total_len - {10'd0, sn_rec.ip_ihl, 2'b00})} + 17'd6;
+  end
+
   logic              c_valid_q, c_last_q, c_first_q, c_fwd_q, c_doff_ok_q, c_ihl_ok_q;
   logic [DATA_W-1:0] c_data_q;
   logic [CW-1:0]     c_nbytes_q, c_lo_q, c_hi_q;
   logic [15:0]       c_off_q, c_frame_len_q;
+  logic [3:0]        c_flk_q;           // frame length < 14, 18, 34, 38 (bits 0..3)
+  logic [17:0]       c_ps4_q;           // pseudo header: IP source + destination words
+  logic [16:0]       c_tl6_q;           // pseudo header: TCP length + protocol 6
   logic [7:0]        c_pay_off_q;
   logic [16:0]       c_ip_end_q;
   logic [17:0]       c_ipr_q, c_ipw_q;
@@ -401,7 +435,10 @@ module bouncer_rx_parser #(
       c_data_q      <= b_data_q;
       c_nbytes_q    <= b_nbytes_q;
       c_off_q       <= b_off_q;
-      c_frame_len_q <= b_off_q + 16'(b_nbytes_q);
+      c_frame_len_q <= b_fl;
+      c_flk_q       <= {b_fl < 16'd38, b_fl < 16'd34, b_fl < 16'd18, b_fl < 16'd14};
+      c_ps4_q       <= b_ps4;
+      c_tl6_q       <= b_tl6;
       c_fwd_q       <= b_tcp_q && b_doff_ok;
       c_doff_ok_q   <= b_doff_ok;
       c_ihl_ok_q    <= b_ihl_ok_q;
@@ -481,17 +518,15 @@ module bouncer_rx_parser #(
   // TL + L2: TL < IHL*4 is E < L2 + IHL*4 (c_th_ip_q), and for TCP (IHL valid, so the TCP
   // offset is L2 + IHL*4) TL < IHL*4 + DOFF*4 is E < the payload offset.
   always_comb begin : c_flags
-    logic [16:0] fl, tlen, ihl4, pay;
+    logic [16:0] fl, pay;
     logic [15:0] d_ip, d_fl;         // (mod 2^16, as the record's field)
     logic        ip_first, gt;
     fl    = {1'b0, c_frame_len_q};
     pay   = {9'd0, c_pay_off_q};
-    ihl4  = {11'd0, c_rec_q.ip_ihl, 2'b00};
-    tlen  = {1'b0, c_rec_q.ip_total_len};
     c_rec_x = c_rec_q;
     c_rec_x.frame_len = c_frame_len_q;
-    c_rec_x.runt = (fl < 17'd14) || (c_rec_q.vlan && (fl < 17'd18))
-                || (c_rec_q.ipv4 && (c_rec_q.vlan ? (fl < 17'd38) : (fl < 17'd34)))
+    c_rec_x.runt = c_flk_q[0] || (c_rec_q.vlan && c_flk_q[1])
+                || (c_rec_q.ipv4 && (c_rec_q.vlan ? c_flk_q[3] : c_flk_q[2]))
                 || (c_rec_q.ipv4 && c_ihl_ok_q && (fl < c_th_ip_q))
                 || (c_rec_q.tcp && (fl < c_th_tcp_q))
                 || (c_rec_q.tcp && c_doff_ok_q && (fl < pay));
@@ -509,16 +544,22 @@ module bouncer_rx_parser #(
     c_optlen = (c_rec_q.tcp && c_doff_ok_q) ? 6'({c_rec_q.tcp_doff, 2'b00} - 6'd20) : 6'd0;
     c_ipsum_tot = '0;
     for (int g = 0; g < 8; g++) c_ipsum_tot = c_ipsum_tot + {6'd0, c_ipsum_q[18*g +: 18]};
-    c_psum = {4'd0, c_rec_q.ip_src[31:16]} + {4'd0, c_rec_q.ip_src[15:0]}
-           + {4'd0, c_rec_q.ip_dst[31:16]} + {4'd0, c_rec_q.ip_dst[15:0]}
-           + 20'd6 + {4'd0, 16'(tlen - ihl4)};
+    c_psum = {2'd0, c_ps4_q} + {3'd0, c_tl6_q};
+  end
+
+  logic [DATA_W-1:0] c_hi, c_lo;
+  always_comb begin : c_shift
+    logic [SW+4:0] sh;                 // bits: 8 * (4 * sidx + 2) = 32 * sidx + 16
+    sh   = {c_pay_off_q[LB-1:2], 5'b10000};
+    // barrel shifts (log2 stages), not a priority chain of constant shifts
+    c_hi = c_data_q >> sh;
+    c_lo = DATA_W'({c_data_q, {DATA_W{1'b0}}} >> sh);
   end
 
   logic              d_valid_q, d_last_q, d_first_q;
-  logic [DATA_W-1:0] d_data_q;
+  logic [DATA_W-1:0] d_hi_q, d_lo_q;    // the beat shifted for the realignment (see below)
   logic [CW-1:0]     d_nw_q, d_nf_q;
   logic              d_tlw_q, d_tlf_q;
-  logic [SW-1:0]     d_sidx_q;
   logic [18*NG-1:0]  d_tsum_q;
   meta_t             d_rec_q;
   logic [8*40-1:0]   d_opts_q;
@@ -531,12 +572,12 @@ module bouncer_rx_parser #(
       d_valid_q  <= c_valid_q;
       d_last_q   <= c_last_q;
       d_first_q  <= c_first_q;
-      d_data_q   <= c_data_q;
+      d_hi_q     <= c_hi;
+      d_lo_q     <= c_lo;
       d_nw_q     <= c_valid_q ? c_nw : '0;
       d_nf_q     <= c_valid_q ? c_nf : '0;
       d_tlw_q    <= c_tlw;
       d_tlf_q    <= c_tlf;
-      d_sidx_q   <= c_pay_off_q[LB-1:2];
       d_tsum_q   <= c_tsum;
       d_rec_q    <= c_rec_x;
       d_opts_q   <= c_opts_q;
@@ -552,20 +593,17 @@ module bouncer_rx_parser #(
   end
 
   // ------------------------------------------------------------------ payload out
-  logic [DATA_W-1:0] prev_q;               // previous beat of the frame in D
+  // The payload starts sh = 4 * sidx + 2 bytes into a beat (sidx = payload offset bits
+  // LB-1:2, constant for a frame). The window of a beat is the previous beat's bytes from sh
+  // on, then this beat's first sh bytes: (prev >> sh) | (this << (DATA_W - sh)); the flush
+  // beat is this >> sh. Both shifts of each beat are made in C (c_hi, c_lo) and registered,
+  // so D only ORs two registers before the tkeep mask and the output choice.
+  logic [DATA_W-1:0] prev_hi_q;            // d_hi_q of the previous beat of the frame in D
   logic [DATA_W-1:0] win_data, fl_data, win_m, fl_m;
   logic [WB-1:0]     win_keep, fl_keep;
   always_comb begin : pay_mux
-    logic [2*DATA_W-1:0] both;
-    both     = {d_data_q, prev_q};
-    win_data = both[16 +: DATA_W];
-    fl_data  = d_data_q >> 16;
-    for (int k = 1; k < WB / 4; k++) begin
-      if (d_sidx_q == SW'(k)) begin
-        win_data = both[8*(4*k + 2) +: DATA_W];
-        fl_data  = d_data_q >> (8*(4*k + 2));
-      end
-    end
+    win_data = d_lo_q | prev_hi_q;
+    fl_data  = d_hi_q;
     for (int b = 0; b < WB; b++) begin
       win_keep[b] = (CW'(b) < d_nw_q);
       fl_keep[b]  = (CW'(b) < d_nf_q);
@@ -607,7 +645,7 @@ module bouncer_rx_parser #(
         o_last_q <= d_tlf_q;
       end
     end
-    if (adv && d_valid_q) prev_q <= d_data_q;
+    if (adv && d_valid_q) prev_hi_q <= d_hi_q;
     if (rst) begin
       o_valid_q <= 1'b0;
       r_valid_q <= 1'b0;
@@ -635,6 +673,39 @@ module bouncer_rx_parser #(
   logic [5:0]      e_optlen_q;
   logic [19:0]     e_psum_q;
   logic [31:0]     acc_q, acc_next;
+  // Option decode for every byte position i of the option area (0..39), from D, registered
+  // in E: the walker in P3 then only picks the flags at its position (see P3). The next
+  // position is stored bit-sliced (bit k of position i at od_nxt[NO*k + i]), so picking it
+  // is six 40-way muxes indexed by the position, with no index arithmetic.
+  localparam int NO = 40;
+  logic [NO-1:0]   od_k0, od_err, od_mss, od_ws, od_fin;
+  logic [6*NO-1:0] od_nxt;
+  logic [NO-1:0]   e_k0_q, e_err_q, e_mss_q, e_ws_q, e_fin_q;
+  logic [6*NO-1:0] e_nxt_q;
+  always_comb begin : opt_decode
+    logic [7:0] kind, len;
+    logic [6:0] rem;                     // option bytes from i to the end (negative: past it)
+    logic [5:0] nxt;
+    logic       bad, fin_l;
+    for (int i = 0; i < NO; i++) begin
+      kind  = d_opts_q[8*i +: 8];
+      len   = (i + 1 < NO) ? d_opts_q[8*(i+1) +: 8] : 8'd0;
+      // rem is the option length minus a constant, so every test below is a compare of two
+      // registered quantities (no add in front of a compare)
+      rem   = {1'b0, d_optlen_q} - 7'(i);
+      bad   = rem[6] || (rem[5:0] < 6'd2) || (len < 8'd2)
+           || (len[7:6] != 2'd0) || (len[5:0] > rem[5:0])
+           || ((kind == 8'd2) && (len != 8'd4)) || ((kind == 8'd3) && (len != 8'd3));
+      fin_l = (len[7:6] == 2'd0) && (len[5:0] == rem[5:0]);
+      od_k0[i]  = (kind == 8'd0);
+      od_err[i] = (kind > 8'd1) && bad;
+      od_mss[i] = (kind == 8'd2) && !bad;
+      od_ws[i]  = (kind == 8'd3) && !bad;
+      od_fin[i] = (kind == 8'd1) ? (rem == 7'd1) : fin_l;
+      nxt = (kind == 8'd1) ? 6'(i + 1) : 6'(i) + len[5:0];
+      for (int k = 0; k < 6; k++) od_nxt[NO*k + i] = nxt[k];
+    end
+  end
   always_comb begin : beat_tree
     logic [2*NGP*24-1:0] t;     // tree node i in t[24*i +: 24]; leaves NGP..2*NGP-1, root 1
     t = '0;
@@ -654,6 +725,12 @@ module bouncer_rx_parser #(
       e_opts_q   <= d_opts_q;
       e_optlen_q <= d_optlen_q;
       e_psum_q   <= d_psum_q;
+      e_k0_q     <= od_k0;
+      e_err_q    <= od_err;
+      e_mss_q    <= od_mss;
+      e_ws_q     <= od_ws;
+      e_fin_q    <= od_fin;
+      e_nxt_q    <= od_nxt;
     end
     if (adv && e_valid_q) acc_q <= acc_next;
     if (rst) e_valid_q <= 1'b0;
@@ -664,7 +741,9 @@ module bouncer_rx_parser #(
   logic            p3_valid_q, p3_done_q;
   meta_t           p3_rec_q;
   logic [8*40-1:0] p3_opts_q;
-  logic [5:0]      p3_rem_q;     // option bytes not walked yet (they start p3_opts_q)
+  logic [5:0]      p3_pos_q;     // byte position of the option in hand
+  logic [NO-1:0]   p3_k0_q, p3_err_q, p3_mss_q, p3_ws_q, p3_fin_q;
+  logic [6*NO-1:0] p3_nxt_q;
   logic [31:0]     p3_sum_q;
 
   assign m_free   = !m_valid_q || m_meta_ready;
@@ -672,57 +751,44 @@ module bouncer_rx_parser #(
   assign p3_ok    = !(e_valid_q && e_last_q) || !p3_valid_q || p3_leave;
   assign adv      = o_free && p3_ok && !(r_valid_q && d_out);
 
-  // One option step at the head of p3_opts_q. The walked bytes are shifted out (by 1 for a
-  // NOP, by the option's length otherwise), so the option in hand is always p3_opts_q[31:0]
-  // and the decisions do not wait for a byte shifter.
-  logic [31:0]     opt_w;            // the next 4 option bytes
-  logic [5:0]      step_rem;
-  logic [8*40-1:0] step_opts;
-  logic            step_done, step_err, step_mss, step_ws;
+  // One option step per cycle at byte position p3_pos_q. Every position's decode (EOL, NOP,
+  // error, MSS, WS, the position after the option, and whether that is the end of the
+  // option area) was made in D and registered, so a step is a pick of those flags at the
+  // position: the next position and the record updates wait for a 40-way mux, not for a
+  // kind/length decode, a length compare and a byte shifter in a row.
+  //   EOL: done. NOP: next position + 1, done at the end of the area. Kind >= 2: a length
+  //   < 2 or past the area, or an MSS without length 4 / a WS without length 3: opt_err,
+  //   done; otherwise MSS/WS are recorded from the next two bytes and the walk goes on
+  //   behind the option, done at the end of the area.
+  logic [15:0] opt_v;            // option bytes p3_pos_q + 2 and + 3 (MSS / WS values)
+  logic [5:0]  step_pos;
+  logic        step_done, step_err, step_mss, step_ws;
   always_comb begin : opt_step
-    logic [7:0] kind, len;
-    opt_w     = p3_opts_q[31:0];
-    kind      = opt_w[7:0];
-    len       = opt_w[15:8];
-    step_rem  = p3_rem_q;
-    step_opts = p3_opts_q;
-    step_done = 1'b0;
-    step_err  = 1'b0;
-    step_mss  = 1'b0;
-    step_ws   = 1'b0;
-    if (kind == 8'd0) begin
-      step_done = 1'b1;
-    end else if (kind == 8'd1) begin
-      step_opts = p3_opts_q >> 8;
-      step_rem  = p3_rem_q - 6'd1;
-      step_done = (p3_rem_q == 6'd1);
-    end else if ((p3_rem_q < 6'd2) || (len < 8'd2) || (len > {2'b00, p3_rem_q})
-              || ((kind == 8'd2) && (len != 8'd4)) || ((kind == 8'd3) && (len != 8'd3))) begin
-      step_err  = 1'b1;
-      step_done = 1'b1;
-    end else begin
-      step_mss  = (kind == 8'd2);
-      step_ws   = (kind == 8'd3);
-      step_opts = p3_opts_q >> {len[5:0], 3'b000};
-      step_rem  = p3_rem_q - len[5:0];
-      step_done = (len[5:0] == p3_rem_q);
+    opt_v     = 16'((p3_opts_q >> 16) >> {p3_pos_q, 3'b000});
+    for (int k = 0; k < 6; k++) begin : pick
+      logic [NO-1:0] nx;
+      nx          = p3_nxt_q[NO*k +: NO];
+      step_pos[k] = nx[p3_pos_q];
     end
+    step_err  = p3_err_q[p3_pos_q];
+    step_mss  = p3_mss_q[p3_pos_q];
+    step_ws   = p3_ws_q[p3_pos_q];
+    step_done = p3_k0_q[p3_pos_q] || step_err || p3_fin_q[p3_pos_q];
   end
 
   always_ff @(posedge clk) begin
     if (p3_leave) p3_valid_q <= 1'b0;
     if (p3_valid_q && !p3_done_q) begin
-      p3_opts_q <= step_opts;
-      p3_rem_q  <= step_rem;
+      p3_pos_q  <= step_pos;
       p3_done_q <= step_done;
       if (step_err) p3_rec_q.opt_err <= 1'b1;
       if (step_mss) begin
         p3_rec_q.mss_present <= 1'b1;
-        p3_rec_q.mss         <= {opt_w[23:16], opt_w[31:24]};
+        p3_rec_q.mss         <= {opt_v[7:0], opt_v[15:8]};
       end
       if (step_ws) begin
         p3_rec_q.ws_present <= 1'b1;
-        p3_rec_q.ws         <= opt_w[23:16];
+        p3_rec_q.ws         <= opt_v[7:0];
       end
     end
     if (adv && e_valid_q && e_last_q) begin
@@ -730,7 +796,13 @@ module bouncer_rx_parser #(
       p3_rec_q    <= e_rec_q;
       p3_rec_q.ip_csum_ok <= e_ipok_q;
       p3_opts_q   <= e_opts_q;
-      p3_rem_q    <= e_optlen_q;
+      p3_pos_q    <= '0;
+      p3_k0_q     <= e_k0_q;
+      p3_err_q    <= e_err_q;
+      p3_mss_q    <= e_mss_q;
+      p3_ws_q     <= e_ws_q;
+      p3_fin_q    <= e_fin_q;
+      p3_nxt_q    <= e_nxt_q;
       p3_done_q   <= (e_optlen_q == 6'd0);
       p3_sum_q    <= acc_next + {12'd0, e_psum_q};
     end
