@@ -134,6 +134,7 @@ module bouncer_cm_engine #(
   input  wire                  lk_hit,
   input  wire [NL_LOG2-1:0]    lk_idx,
   input  wire                  lk_full,
+  input  wire [1:0]            lk_auto_reject,  // the winner's AUTO_REJECT, with lk_full
   output logic [NL_LOG2-1:0]   lst_rd_idx,
   input  wire [1:0]            lst_fin_policy,
   input  wire [1:0]            lst_auto_reject,
@@ -436,6 +437,15 @@ module bouncer_cm_engine #(
     stray_ctx.tos      = r_tos;
   end
 
+  // ISN of the SYN being taken: requested from bouncer_isn_hash as soon as the engine is in
+  // S_CT_INSERT (the hash's 11 cycles overlap the connection-table insert), taken into isn_q
+  // in S_ISN_WAIT. isn_sent_q: the request for this SYN is out. A SYN dropped after its
+  // request (bucket full) leaves a result behind: isn_skip_q counts such results, which are
+  // taken and thrown away before S_ISN_WAIT takes one (the hash answers in request order).
+  logic [31:0] isn_q;
+  logic        isn_sent_q;
+  logic [1:0]  isn_skip_q;
+
   // the node a SYN creates (S_SYN_PLAN); ISN from bouncer_isn_hash
   bouncer_regs_pkg::cm_ctx_t syn_ctx;
   logic lk_hit_q, lk_full_q;
@@ -453,16 +463,16 @@ module bouncer_cm_engine #(
     syn_ctx.rcv_wnd    = tcp_wnd;
     syn_ctx.ttl        = lst_ttl;
     syn_ctx.tos        = lst_tos;
-    syn_ctx.snd_nxt    = isn_res + 32'd1;
+    syn_ctx.snd_nxt    = isn_q + 32'd1;
     syn_ctx.rcv_nxt    = r_seq + 32'd1;
-    syn_ctx.ip_id      = isn_res[31:16] + 16'd1;
+    syn_ctx.ip_id      = isn_q[31:16] + 16'd1;
     syn_ctx.state      = bouncer_regs_pkg::CM_STATE_SYN_RCVD;
     syn_ctx.fin_policy = lst_fin_policy;
     syn_ctx.listener   = 4'(lst_q);
     syn_ctx.auto_rej   = lk_full_q;     // BACKLOG mode, over the backlog: auto-reject
     syn_ctx.timer_on   = 1'b1;
     syn_ctx.deadline   = now + rto_init;
-    syn_ctx.iss        = isn_res;
+    syn_ctx.iss        = isn_q;
     syn_ctx.hw_node    = 1'b1;
   end
 
@@ -1106,7 +1116,7 @@ module bouncer_cm_engine #(
         lst_q   <= lk_idx;
         nctx_q  <= stray_ctx;
         state_q <= S_NOCONN;
-        if (syn_seg && lk_hit && !(lk_full && lst_auto_reject != bouncer_regs_pkg::AUTO_REJECT_BACKLOG)) begin
+        if (syn_seg && lk_hit && !(lk_full && lk_auto_reject != bouncer_regs_pkg::AUTO_REJECT_BACKLOG)) begin
           state_q <= S_ALLOC;
         end else if (syn_seg && lk_hit) begin
           p_q.stat[ST_SYN_BACKLOG] <= 1'b1;
@@ -1150,8 +1160,8 @@ module bouncer_cm_engine #(
           state_q <= E_DROP;
         end
       end
-      S_ISN: if (isn_ready) state_q <= S_ISN_WAIT;
-      S_ISN_WAIT: if (isn_res_valid) state_q <= S_SYN_PLAN;
+      S_ISN: if (isn_sent_q || isn_ready) state_q <= S_ISN_WAIT;
+      S_ISN_WAIT: if (isn_res_valid && isn_skip_q == 2'd0) state_q <= S_SYN_PLAN;
       S_SYN_PLAN: begin
         // the new node, SYN-ACK out, timer armed
         nctx_q            <= syn_ctx;
@@ -1159,9 +1169,9 @@ module bouncer_cm_engine #(
         pend_inc_idx      <= lst_q;
         p_q.ctrl_a <= 1'b1;
         p_q.kind_a <= K_SYNACK;
-        p_q.seq_a  <= isn_res;
+        p_q.seq_a  <= isn_q;
         p_q.ack_a  <= r_seq + 32'd1;
-        p_q.ipid_a <= isn_res[31:16];
+        p_q.ipid_a <= isn_q[31:16];
         p_q.ctxwr  <= 1'b1;
         p_q.tmr    <= 1'b1;
         state_q    <= E_DROP;
@@ -1392,7 +1402,7 @@ module bouncer_cm_engine #(
     sel_lk_q  <= (state_q == S_LST_LOOKUP) || (sel_lk_q && !lk_res_valid);
     sel_lst_q <= (sel_lk_q && lk_res_valid &&                            // -> S_NOCONN / S_ALLOC
                   !(syn_seg && lk_hit && lk_full &&
-                    lst_auto_reject != bouncer_regs_pkg::AUTO_REJECT_BACKLOG)) ||
+                    lk_auto_reject != bouncer_regs_pkg::AUTO_REJECT_BACKLOG)) ||
                  (state_q == S_ALLOC && alloc_valid) ||                  // -> S_CT_INSERT
                  state_q == S_CT_INSERT ||
                  (state_q == S_CT_INSERT_WAIT && !(ct_res_valid && ct_res_status != 2'd0)) ||
@@ -1454,12 +1464,27 @@ module bouncer_cm_engine #(
   assign ct_res_ready    = (state_q == S_CT_LOOKUP_WAIT) || (state_q == S_CT_INSERT_WAIT) ||
                            (state_q == E_CT_DEL_WAIT);
 
-  assign isn_valid     = (state_q == S_ISN);
+  assign isn_valid     = !isn_sent_q && ((state_q == S_CT_INSERT) ||
+                                          (state_q == S_CT_INSERT_WAIT) || (state_q == S_ISN));
   assign isn_loc_ip    = r_ip_dst;
   assign isn_rem_ip    = r_ip_src;
   assign isn_loc_port  = r_dport;
   assign isn_rem_port  = r_sport;
-  assign isn_res_ready = (state_q == S_ISN_WAIT);
+  assign isn_res_ready = (state_q == S_ISN_WAIT) || (isn_skip_q != 2'd0);
+
+  always_ff @(posedge clk) begin : isn_track
+    logic sent, dropped, skipped;
+    sent    = isn_sent_q || (isn_valid && isn_ready);
+    dropped = (state_q == S_CT_INSERT_WAIT) && ct_res_valid && (ct_res_status != 2'd0);
+    skipped = isn_res_valid && (isn_skip_q != 2'd0);
+    if (state_q == S_ISN_WAIT && isn_res_valid && isn_skip_q == 2'd0) isn_q <= isn_res;
+    isn_sent_q <= sent && !dropped && !(state_q == S_ISN_WAIT && isn_res_valid && !skipped);
+    isn_skip_q <= isn_skip_q + 2'(dropped && sent) - 2'(skipped);
+    if (rst) begin
+      isn_sent_q <= 1'b0;
+      isn_skip_q <= 2'd0;
+    end
+  end
 
   bouncer_regs_pkg::cm_ctx_t freed;
   always_comb begin

@@ -19,8 +19,11 @@
 // The time term is linear on purpose (as in Linux): ISNs of a reused 4-tuple advance with
 // the clock. With a 250 MHz cycle counter, SHIFT 4 gives one ISN step per 64 ns like Linux.
 //
-// Pipeline: one register per SIPROUND, plus the initial state and the output register.
-// Latency: request handshake -> m_valid = 6 cycles; one request per cycle. All stages stall
+// Pipeline: one register per half SIPROUND (each half has one layer of two independent
+// 64-bit adds: A = v0+=v1 .. v3^=v2, B = v0+=v3 .. v2<<<=32), plus the initial state and the
+// output register: 1 + 10 + 1 stages. A whole round per stage put two dependent 64-bit adds
+// between two registers (6.875 LUT levels, the kernel's deepest path).
+// Latency: request handshake -> m_valid = 11 cycles; one request per cycle. All stages stall
 // together when the output is held (s_ready = !m_valid || m_ready).
 `default_nettype none
 module bouncer_isn_hash #(
@@ -50,7 +53,8 @@ module bouncer_isn_hash #(
     rotl = (x << n) | (x >> (64 - n));
   endfunction
 
-  function automatic logic [255:0] sipround(input logic [255:0] v);
+  // SIPROUND in two halves, each with one layer of adds
+  function automatic logic [255:0] half_a(input logic [255:0] v);
     logic [63:0] v0, v1, v2, v3;
     v0 = v[0 +: 64];
     v1 = v[64 +: 64];
@@ -58,64 +62,68 @@ module bouncer_isn_hash #(
     v3 = v[192 +: 64];
     v0 = v0 + v1; v1 = rotl(v1, 13); v1 = v1 ^ v0; v0 = rotl(v0, 32);
     v2 = v2 + v3; v3 = rotl(v3, 16); v3 = v3 ^ v2;
+    half_a = {v3, v2, v1, v0};
+  endfunction
+
+  function automatic logic [255:0] half_b(input logic [255:0] v);
+    logic [63:0] v0, v1, v2, v3;
+    v0 = v[0 +: 64];
+    v1 = v[64 +: 64];
+    v2 = v[128 +: 64];
+    v3 = v[192 +: 64];
     v0 = v0 + v3; v3 = rotl(v3, 21); v3 = v3 ^ v0;
     v2 = v2 + v1; v1 = rotl(v1, 17); v1 = v1 ^ v2; v2 = rotl(v2, 32);
-    sipround = {v3, v2, v1, v0};
+    half_b = {v3, v2, v1, v0};
   endfunction
+
+  localparam int NH = 10;          // half rounds: compression 2 x 2, finalisation 3 x 2
 
   logic en;
   assign en      = !m_valid || m_ready;
   assign s_ready = en;
 
-  logic [5:0]   val_q;           // stages 0..5
-  logic [255:0] v0_q, v1_q, v2_q, v3_q, v4_q, v5_q;
-  logic [63:0]  m0_q;
-  logic [63:0]  m1_q, m1b_q;
-  logic [31:0]  t0_q, t1_q, t2_q, t3_q, t4_q, t5_q;
+  // st_q[256*k +: 256]: the state after stage k (0: initial state, k = 1..NH: half rounds)
+  logic [NH:0]           val_q;
+  logic [256*(NH+1)-1:0] st_q;
+  logic [64*2-1:0]       m0_q;     // m0 along stages 0..1 (used after half round 2)
+  logic [64*4-1:0]       m1_q;     // m1 along stages 0..3 (used after half rounds 2 and 4)
+  logic [32*(NH+1)-1:0]  t_q;      // time along stages 0..NH
 
   logic [63:0]  in_m0, in_m1, k0, k1;
-  logic [255:0] r1, r2;
+  logic [256*(NH+1)-1:0] st_d;
   logic [63:0]  h;
   always_comb begin
     k0    = key[63:0];
     k1    = key[127:64];
     in_m0 = {s_loc_ip, s_rem_ip};
     in_m1 = {32'd0, s_loc_port, s_rem_port};
-    r1    = sipround(v0_q);
-    r1[0 +: 64]   = r1[0 +: 64] ^ m0_q;
-    r1[192 +: 64] = r1[192 +: 64] ^ m1_q;
-    r2    = sipround(v1_q);
-    r2[0 +: 64]   = r2[0 +: 64] ^ m1b_q;
-    r2[128 +: 64] = r2[128 +: 64] ^ 64'hff;
-    h     = v5_q[0 +: 64] ^ v5_q[64 +: 64] ^ v5_q[128 +: 64] ^ v5_q[192 +: 64];
+    // stage 0: initial state, v3 ^= m0
+    st_d[0 +: 256] = {k1 ^ 64'h7465646279746573 ^ in_m0, k0 ^ 64'h6c7967656e657261,
+                      k1 ^ 64'h646f72616e646f6d, k0 ^ 64'h736f6d6570736575};
+    for (int k = 1; k <= NH; k++) begin
+      if (k % 2 == 1) st_d[256*k +: 256] = half_a(st_q[256*(k-1) +: 256]);
+      else            st_d[256*k +: 256] = half_b(st_q[256*(k-1) +: 256]);
+    end
+    // after round 1 (stage 2): v0 ^= m0, v3 ^= m1; after round 2 (stage 4): v0 ^= m1,
+    // v2 ^= 0xff
+    st_d[256*2 +: 64]       = st_d[256*2 +: 64] ^ m0_q[64*1 +: 64];
+    st_d[256*2 + 192 +: 64] = st_d[256*2 + 192 +: 64] ^ m1_q[64*1 +: 64];
+    st_d[256*4 +: 64]       = st_d[256*4 +: 64] ^ m1_q[64*3 +: 64];
+    st_d[256*4 + 128 +: 64] = st_d[256*4 + 128 +: 64] ^ 64'hff;
+    h = st_q[256*NH +: 64] ^ st_q[256*NH + 64 +: 64] ^ st_q[256*NH + 128 +: 64]
+      ^ st_q[256*NH + 192 +: 64];
   end
 
   always_ff @(posedge clk) begin
     if (en) begin
-      val_q <= {val_q[4:0], s_valid};
-      // stage 0: initial state, v3 ^= m0
-      v0_q  <= {k1 ^ 64'h7465646279746573 ^ in_m0, k0 ^ 64'h6c7967656e657261,
-                k1 ^ 64'h646f72616e646f6d, k0 ^ 64'h736f6d6570736575};
-      m0_q  <= in_m0;
-      m1_q  <= in_m1;
-      t0_q  <= time_cnt[SHIFT +: 32];
-      // stage 1: round, v0 ^= m0, v3 ^= m1
-      v1_q  <= r1;
-      m1b_q <= m1_q;
-      t1_q  <= t0_q;
-      // stage 2: round, v0 ^= m1, v2 ^= 0xff
-      v2_q  <= r2;
-      t2_q  <= t1_q;
-      // stages 3..5: finalisation rounds
-      v3_q  <= sipround(v2_q);
-      t3_q  <= t2_q;
-      v4_q  <= sipround(v3_q);
-      t4_q  <= t3_q;
-      v5_q  <= sipround(v4_q);
-      t5_q  <= t4_q;
+      val_q <= {val_q[NH-1:0], s_valid};
+      st_q  <= st_d;
+      m0_q  <= {m0_q[0 +: 64], in_m0};
+      m1_q  <= {m1_q[0 +: 64*3], in_m1};
+      t_q   <= {t_q[0 +: 32*NH], time_cnt[SHIFT +: 32]};
       // output
-      m_valid <= val_q[5];
-      m_isn   <= (h[63:32] ^ h[31:0]) + t5_q;
+      m_valid <= val_q[NH];
+      m_isn   <= (h[63:32] ^ h[31:0]) + t_q[32*NH +: 32];
     end
     if (rst) begin
       val_q   <= '0;

@@ -11,7 +11,8 @@
 // Match (lk_*): which listener takes a SYN to (lk_ip, lk_port). An entry matches when it is
 // valid, its port equals lk_port and its address equals lk_ip or is 0 (wildcard). An exact
 // address match wins over a wildcard one; among equals the lowest index wins. lk_full: the
-// winner has a backlog limit (BACKLOG != 0) and pending >= BACKLOG. Latency 2: lk_res_* are
+// winner has a backlog limit (BACKLOG != 0) and pending >= BACKLOG; lk_auto_reject: the
+// winner's AUTO_REJECT (0 on a miss), so no read through rd_idx is needed. Latency 2: lk_res_* are
 // registered and valid two cycles after lk_valid; they reflect the table as it was in the
 // lk_valid cycle (a cfg or pend update in that same cycle is not seen). One lookup per
 // cycle (pipelined). lk_idx is 0 and lk_full 0 on a miss.
@@ -43,6 +44,7 @@ module bouncer_listener_table #(
   output logic                  lk_hit,
   output logic [$clog2(N)-1:0]  lk_idx,
   output logic                  lk_full,
+  output logic [1:0]            lk_auto_reject,
 
   input  wire  [$clog2(N)-1:0]  rd_idx,
   output logic                  rd_valid_entry,
@@ -153,11 +155,13 @@ module bouncer_listener_table #(
   // (from the same cycle's counters) whether the entry is at its backlog limit. Stage 2: the
   // lowest matching index, exact before wildcard, and its limit bit.
   logic [N-1:0]  ex_vec_q, wc_vec_q, atcap_q;
+  logic [2*N-1:0] auto1_q;
   logic          s1_v_q;
   logic [N-1:0]  ex_first, wc_first, win_oh;
   logic          ex_hit, wc_hit;
   logic [LW-1:0] win;
   logic          res_v_q, hit_q, full_q;
+  logic [1:0]    lauto_q, win_auto;
   logic [LW-1:0] idx_q;
 
   always_ff @(posedge clk) begin
@@ -166,6 +170,7 @@ module bouncer_listener_table #(
       ex_vec_q[i] <= valid_q[i] && port_q[i] == lk_port && ip_q[i] == lk_ip;
       wc_vec_q[i] <= valid_q[i] && port_q[i] == lk_port && ip_q[i] == 32'd0;
       atcap_q[i]  <= backlog_q[i] != 16'd0 && pend_q[16*i +: 16] >= backlog_q[i];
+      auto1_q[2*i +: 2] <= auto_q[i];
     end
     if (rst) s1_v_q <= 1'b0;
   end
@@ -178,8 +183,10 @@ module bouncer_listener_table #(
     wc_first = wc_vec_q & (~wc_vec_q + 1'b1);
     win_oh   = ex_hit ? ex_first : wc_first;
     win      = '0;
+    win_auto = '0;
     for (int i = 0; i < N; i++) begin
       if (win_oh[i]) win = win | LW'(i);
+      if (win_oh[i]) win_auto = win_auto | auto1_q[2*i +: 2];
     end
   end
 
@@ -188,6 +195,7 @@ module bouncer_listener_table #(
     hit_q   <= ex_hit || wc_hit;
     idx_q   <= win;
     full_q  <= |(win_oh & atcap_q);
+    lauto_q <= win_auto;
     if (rst) res_v_q <= 1'b0;
   end
 
@@ -195,6 +203,7 @@ module bouncer_listener_table #(
   assign lk_hit       = hit_q;
   assign lk_idx       = idx_q;
   assign lk_full      = full_q;
+  assign lk_auto_reject = lauto_q;
 
   // ---------------------------------------------------------------- read port
   assign rd_valid_entry        = valid_q[rd_idx];

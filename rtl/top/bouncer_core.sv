@@ -468,7 +468,7 @@ module bouncer_core #(
   logic [31:0]        lk_ip;
   logic [15:0]        lk_port;
   logic [NL_LOG2-1:0] lk_idx, lst_rd_idx, pend_inc_idx, pend_dec_idx;
-  logic [1:0]         lst_fin_policy, lst_auto_reject;
+  logic [1:0]         lst_fin_policy, lst_auto_reject, lk_auto_reject;
   logic [63:0]        lst_tmpl_addr;
   logic [9:0]         lst_tmpl_len;
   logic               lst_tmpl_iov;
@@ -483,7 +483,7 @@ module bouncer_core #(
     .clk, .rst,
     .cfg_valid(lst_cfg_valid), .cfg_create(lst_cfg_create), .cfg_wqe(lst_cfg_wqe),
     .cfg_ok(lst_cfg_ok),
-    .lk_valid, .lk_ip, .lk_port, .lk_res_valid, .lk_hit, .lk_idx, .lk_full,
+    .lk_valid, .lk_ip, .lk_port, .lk_res_valid, .lk_hit, .lk_idx, .lk_full, .lk_auto_reject,
     .rd_idx(lst_rd_idx), .rd_valid_entry(), .rd_loc_ip(), .rd_loc_port(), .rd_backlog(),
     .rd_fin_policy(lst_fin_policy), .rd_auto_reject(lst_auto_reject),
     .rd_tmpl_addr(lst_tmpl_addr), .rd_tmpl_len(lst_tmpl_len),
@@ -552,7 +552,7 @@ module bouncer_core #(
     .ct_cmd_loc_ip(ct_loc_ip), .ct_cmd_rem_port(ct_rem_port), .ct_cmd_loc_port(ct_loc_port),
     .ct_cmd_cm_id, .ct_res_valid, .ct_res_ready, .ct_res_hit, .ct_res_cm_id, .ct_res_status,
     .alloc_valid, .alloc_ready, .alloc_id, .free_valid, .free_id,
-    .lk_valid, .lk_ip, .lk_port, .lk_res_valid, .lk_hit, .lk_idx, .lk_full,
+    .lk_valid, .lk_ip, .lk_port, .lk_res_valid, .lk_hit, .lk_idx, .lk_full, .lk_auto_reject,
     .lst_rd_idx, .lst_fin_policy, .lst_auto_reject, .lst_tmpl_addr, .lst_tmpl_len,
     .lst_tmpl_ird_ord_valid(lst_tmpl_iov), .lst_tmpl_ird_ord(lst_tmpl_io), .lst_loc_mac,
     .lst_ttl, .lst_tos, .lst_max_ird, .lst_max_ord,

@@ -2,7 +2,8 @@
 // Unit test of rtl/cm/bouncer_listener_table (16 listeners). CREATE/DESTROY WQE images are
 // built with bouncer/regs.hpp (the generated field map) with random reserved bits; a C++
 // model of the table (entries, match priority, backlog counters) is compared every cycle
-// on cfg_ok, the registered lookup result and the combinational read port.
+// on cfg_ok, the registered lookup result (hit, index, full, the winner's AUTO_REJECT) and
+// the combinational read port.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -61,6 +62,7 @@ struct LkResult {
   bool hit = false;
   unsigned idx = 0;
   bool full = false;
+  uint8_t auto_rej = 0;
 };
 
 // Reference model.
@@ -111,6 +113,7 @@ class RefTable {
       r.hit = true;
       r.idx = *win;
       r.full = e_[*win].backlog != 0 && pending_[*win] >= e_[*win].backlog;
+      r.auto_rej = e_[*win].auto_rej;
     }
     return r;
   }
@@ -240,10 +243,12 @@ class Harness {
       if (exp_lk_->hit) {
         EXPECT_EQ(m_->lk_idx, exp_lk_->idx) << "lookup #" << lookups_;
         EXPECT_EQ(m_->lk_full, exp_lk_->full) << "lookup #" << lookups_;
+        EXPECT_EQ(m_->lk_auto_reject, exp_lk_->auto_rej) << "lookup #" << lookups_;
         hits_ += 1;
         full_ += exp_lk_->full;
       } else {
         EXPECT_FALSE(m_->lk_full);
+        EXPECT_EQ(m_->lk_auto_reject, 0u);
       }
       ++lookups_;
     }
@@ -292,7 +297,8 @@ class Harness {
     step(Op().with_lk(ip, port));
     idle();  // latency 2: the result is registered at the second edge
     settle();
-    LkResult r{m_->lk_hit != 0, m_->lk_idx, m_->lk_full != 0};
+    LkResult r{m_->lk_hit != 0, m_->lk_idx, m_->lk_full != 0,
+               static_cast<uint8_t>(m_->lk_auto_reject)};
     idle();  // checks it against the model
     return r;
   }
