@@ -6,7 +6,11 @@
 //   itself, the core latches it per port at frame boundaries.
 // - Writes: AW and W are taken together; B follows one cycle later. A write to a
 //   doorbell produces a one-cycle *_db pulse with the written index.
-// - Reads: R follows AR by one cycle (the read mux is registered).
+// - Reads: one at a time. ARREADY follows ARVALID by one cycle (the address is first decoded
+//   into a registered one-hot select; ARADDR must be held until AR is taken, as AXI requires)
+//   and R follows AR by one cycle (the read mux is registered): RVALID rises 2 cycles after
+//   ARVALID. The value and the read side effects (CYCLE_HI latch, probe_pop) are those of
+//   the AR handshake cycle. Back-to-back reads take 2 cycles each.
 // - Ring SIZE writes pulse *_reset so the engines restart at index 0, polarity 1.
 // - NUM_SQ (1..NUM_SQ_MAX) reject SQs: SQ n's ring registers are the block at
 //   SQ_BASE_LO + n * 0x20 (base, size, CI, PI) and its push page is at
@@ -553,16 +557,45 @@ module bouncer_axil_regs #(
   assign wr_merged_tick = merge(timer_tick_q, wr_data, s_axil_wstrb);
 
   // ------------------------------------------------------------------ read channel
-  logic        rvalid_q;
-  logic [31:0] rdata_q;
-  logic [31:0] rd_mux;
-  logic [ADDR_W-1:0] rd_addr;
+  // Two steps, so that no path runs from ARADDR through the address compare into the wide
+  // read mux (that was 6.5 LUT levels):
+  // 1. decode: while ARVALID is up (and no response is held), the word address is compared
+  //    with every word of 0x000..0x7FF and the hits registered as a one-hot rd_sel_q (all 0
+  //    for addresses >= 0x800); rd_dec_q says it is valid. ARREADY is rd_dec_q, so AR is
+  //    taken the cycle after ARVALID rises (the master holds ARADDR until then).
+  // 2. AR handshake: the registered select picks the value (a flat AND-OR, no compare) into
+  //    rdata_q, and read side effects (CYCLE_HI latch, probe_pop) happen, exactly once per
+  //    read. RVALID follows one cycle later and is held until RREADY.
+  // A new decode may start in the cycle the R handshake ends a read, so back-to-back reads
+  // take 2 cycles each, as with a plain registered mux.
+  localparam int RD_WORDS = 512;   // words 0x000..0x7FF: every readable register
+  logic                rvalid_q;
+  logic [31:0]         rdata_q;
+  logic [31:0]         rd_mux;
+  logic                rd_dec_q;
+  logic                ar_fire;
+  logic [RD_WORDS-1:0] rd_sel_d, rd_sel_q;
 
-  assign rd_addr        = {s_axil_araddr[ADDR_W-1:2], 2'b00};
-  assign s_axil_arready = !rvalid_q;
+  assign ar_fire        = s_axil_arvalid && rd_dec_q;
+  assign s_axil_arready = rd_dec_q;
   assign s_axil_rvalid  = rvalid_q;
   assign s_axil_rdata   = rdata_q;
   assign s_axil_rresp   = 2'b00;
+
+  always_comb begin
+    for (int i = 0; i < RD_WORDS; i++) rd_sel_d[i] = s_axil_araddr[15:2] == 14'(i);
+  end
+
+  // The registered select of the register at offset off (a word below 0x800: off is a
+  // constant, the checks fold away), and that register's source of the read mux: v when
+  // selected, else 0.
+  function automatic logic rd_hit(input logic [RD_WORDS-1:0] sel, input logic [15:0] off);
+    rd_hit = off[15:11] == 5'd0 && off[1:0] == 2'd0 && sel[off[10:2]];
+  endfunction
+  function automatic logic [31:0] rd_src(input logic [RD_WORDS-1:0] sel, input logic [15:0] off,
+                                         input logic [31:0] v);
+    rd_src = {32{rd_hit(sel, off)}} & v;
+  endfunction
 
   localparam logic [31:0] CAPS_VALUE =
       (32'(DATA_BYTES) << bouncer_regs_pkg::REG_CAPS_DATA_BYTES_LSB)
@@ -580,119 +613,119 @@ module bouncer_axil_regs #(
     qerr_value[bouncer_regs_pkg::REG_QERR_CQP_LSB +: 4] = cqp_qerr_q;
   end
 
-  // The CM statistics and the SQ register blocks: every address compared with a constant and
-  // the hits ORed (at most one hits), so the select is a flat AND-OR and not a priority chain
-  // of ifs (which Yosys/ABC mapped as a 10-level MUXF ladder from araddr).
-  logic [31:0] rd_tbl;
-  always_comb begin
-    rd_tbl = 32'd0;
-    for (int i = 0; i < NUM_STAT_CM; i++)
-      rd_tbl |= {32{rd_addr[15:0] == bouncer_regs_pkg::REG_STAT_RX_FRAMES + 16'(4 * i)}}
-              & st_cm_q[32*i +: 32];
-    for (int n = 0; n < NUM_SQ; n++) begin
-      rd_tbl |= {32{rd_addr[15:0] == {SQBLK_OFF[15:7], 2'(n), SQR_BASE_LO, 2'b00}}}
-              & sq_base_q[n][31:0];
-      rd_tbl |= {32{rd_addr[15:0] == {SQBLK_OFF[15:7], 2'(n), SQR_BASE_HI, 2'b00}}}
-              & sq_base_q[n][63:32];
-      rd_tbl |= {32{rd_addr[15:0] == {SQBLK_OFF[15:7], 2'(n), SQR_SIZE, 2'b00}}}
-              & {28'd0, sq_size_q[n]};
-      rd_tbl |= {32{rd_addr[15:0] == {SQBLK_OFF[15:7], 2'(n), SQR_CI, 2'b00}}}
-              & {17'd0, sq_ci[15*n +: 15]};
-      rd_tbl |= {32{rd_addr[15:0] == {SQBLK_OFF[15:7], 2'(n), SQR_PI, 2'b00}}}
-              & {17'd0, sq_pi_q[n]};
-    end
-  end
-
+  // Every readable register ANDed with its select bit and the results ORed (at most one
+  // select is set): a flat AND-OR from flops. Words not listed (ISN_KEY is write-only, gaps,
+  // blocks of SQs >= NUM_SQ, the push pages and everything >= 0x800) read 0.
   always_comb begin
     rd_mux = 32'd0;
-    case (rd_addr[15:0])
-      bouncer_regs_pkg::REG_ID:                rd_mux = bouncer_regs_pkg::ID_VALUE;
-      bouncer_regs_pkg::REG_VERSION:           rd_mux = bouncer_regs_pkg::VERSION_VALUE;
-      bouncer_regs_pkg::REG_CAPS:              rd_mux = CAPS_VALUE;
-      bouncer_regs_pkg::REG_CTRL:
-        rd_mux = (32'(enable_q) << bouncer_regs_pkg::REG_CTRL_ENABLE_LSB)
-               | (32'(loopback_q) << bouncer_regs_pkg::REG_CTRL_LOOPBACK_LSB);
-      bouncer_regs_pkg::REG_STATUS:            rd_mux = {25'd0, status};
-      bouncer_regs_pkg::REG_SCRATCH:           rd_mux = scratch_q;
-      bouncer_regs_pkg::REG_CYCLE_LO:          rd_mux = cycle_q[31:0];
-      bouncer_regs_pkg::REG_CYCLE_HI:          rd_mux = cycle_hi_latch_q;
-      bouncer_regs_pkg::REG_QERR:              rd_mux = qerr_value;
-      bouncer_regs_pkg::REG_CQ_BASE_LO:        rd_mux = cq_base_q[31:0];
-      bouncer_regs_pkg::REG_CQ_BASE_HI:        rd_mux = cq_base_q[63:32];
-      bouncer_regs_pkg::REG_CQ_SIZE:           rd_mux = {28'd0, cq_size_q};
-      bouncer_regs_pkg::REG_CQ_HEAD:           rd_mux = {17'd0, cq_head_q};
-      bouncer_regs_pkg::REG_CQ_TAIL:           rd_mux = {17'd0, cq_tail};
-      bouncer_regs_pkg::REG_CQP_BASE_LO:       rd_mux = cqp_base_q[31:0];
-      bouncer_regs_pkg::REG_CQP_BASE_HI:       rd_mux = cqp_base_q[63:32];
-      bouncer_regs_pkg::REG_CQP_SIZE:          rd_mux = {28'd0, cqp_size_q};
-      bouncer_regs_pkg::REG_CQP_CI:            rd_mux = {17'd0, cqp_ci};
-      bouncer_regs_pkg::REG_CCQ_BASE_LO:       rd_mux = ccq_base_q[31:0];
-      bouncer_regs_pkg::REG_CCQ_BASE_HI:       rd_mux = ccq_base_q[63:32];
-      bouncer_regs_pkg::REG_CCQ_SIZE:          rd_mux = {28'd0, ccq_size_q};
-      bouncer_regs_pkg::REG_CCQ_HEAD:          rd_mux = {17'd0, ccq_head_q};
-      bouncer_regs_pkg::REG_CCQ_TAIL:          rd_mux = {17'd0, ccq_tail};
-      bouncer_regs_pkg::REG_STAT_TX_FRAMES:    rd_mux = st_frames_q;
-      bouncer_regs_pkg::REG_STAT_TX_BYTES:     rd_mux = st_bytes_q;
-      bouncer_regs_pkg::REG_STAT_SQ_WQES:      rd_mux = st_sq_wqes_q;
-      bouncer_regs_pkg::REG_STAT_SQ_ERRORS:    rd_mux = st_sq_err_q;
-      bouncer_regs_pkg::REG_STAT_PUSH_USED:    rd_mux = st_push_used_q;
-      bouncer_regs_pkg::REG_STAT_PUSH_DROPPED: rd_mux = st_push_drop_q;
-      bouncer_regs_pkg::REG_STAT_CQP_WQES:     rd_mux = st_cqp_wqes_q;
-      bouncer_regs_pkg::REG_STAT_LAST_LATENCY: rd_mux = st_latency_q;
-      bouncer_regs_pkg::REG_STAT_SQ_DB_BAD:    rd_mux = st_db_bad_q;
-      bouncer_regs_pkg::REG_AEQ_BASE_LO:       rd_mux = aeq_base_q[31:0];
-      bouncer_regs_pkg::REG_AEQ_BASE_HI:       rd_mux = aeq_base_q[63:32];
-      bouncer_regs_pkg::REG_AEQ_SIZE:          rd_mux = {28'd0, aeq_size_q};
-      bouncer_regs_pkg::REG_AEQ_HEAD:          rd_mux = {17'd0, aeq_head_q};
-      bouncer_regs_pkg::REG_AEQ_TAIL:          rd_mux = {17'd0, aeq_tail};
-      bouncer_regs_pkg::REG_PD_BASE_LO:        rd_mux = pd_base_q[31:0];
-      bouncer_regs_pkg::REG_PD_BASE_HI:        rd_mux = pd_base_q[63:32];
-      bouncer_regs_pkg::REG_TIMER_TICK:        rd_mux = timer_tick_q;
-      bouncer_regs_pkg::REG_RTO_INIT:          rd_mux = rto_init_q;
-      bouncer_regs_pkg::REG_RTO_MAX:           rd_mux = rto_max_q;
-      bouncer_regs_pkg::REG_RTX_MAX:           rd_mux = {28'd0, rtx_max_q};
-      bouncer_regs_pkg::REG_MPA_TIMEOUT:       rd_mux = mpa_timeout_q;
-      bouncer_regs_pkg::REG_FIN_TIMEOUT:       rd_mux = fin_timeout_q;
-      bouncer_regs_pkg::REG_TIME_WAIT:         rd_mux = time_wait_q;
-      bouncer_regs_pkg::REG_TCP_CFG:
-        rd_mux = (32'(tcp_mss_q) << bouncer_regs_pkg::REG_TCP_CFG_MSS_LSB)
-               | (32'(tcp_wscale_q) << bouncer_regs_pkg::REG_TCP_CFG_WSCALE_LSB);
-      bouncer_regs_pkg::REG_TCP_WND:           rd_mux = {16'd0, tcp_wnd_q};
-      bouncer_regs_pkg::REG_CM_CONNS:          rd_mux = {15'd0, cm_conns};
-      bouncer_regs_pkg::REG_CM_ROUTE:
-        rd_mux = 32'(cm_promisc_q) << bouncer_regs_pkg::REG_CM_ROUTE_PROMISC_LSB;
-      bouncer_regs_pkg::REG_DMA_TIMEOUT:       rd_mux = dma_timeout_q;
-      bouncer_regs_pkg::REG_STAT_DMA_RD_ERR:   rd_mux = st_dma_rd_err_q;
-      bouncer_regs_pkg::REG_STAT_DMA_WR_ERR:   rd_mux = st_dma_wr_err_q;
-      bouncer_regs_pkg::REG_STAT_DMA_TIMEOUT:  rd_mux = st_dma_to_q;
-      bouncer_regs_pkg::REG_PORT_MAC_LO:       rd_mux = port_mac_q[31:0];
-      bouncer_regs_pkg::REG_PORT_MAC_HI:       rd_mux = {16'd0, port_mac_q[47:32]};
-      bouncer_regs_pkg::REG_PORT_IP:           rd_mux = port_ip_q;
-      bouncer_regs_pkg::REG_STAT_RX_FILTERED:  rd_mux = st_rx_filt_q;
-      bouncer_regs_pkg::REG_STAT_RX_STRAY:     rd_mux = st_rx_stray_q;
-      bouncer_regs_pkg::REG_PROBE_CTRL:
-        rd_mux = 32'(probe_en_q) << bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB;
-      bouncer_regs_pkg::REG_PROBE_STATUS:
-        rd_mux = (PROBES != 0) ? ((32'(probe_count) << bouncer_regs_pkg::REG_PROBE_STATUS_COUNT_LSB)
-                         | (32'(probe_overflow) << bouncer_regs_pkg::REG_PROBE_STATUS_OVERFLOW_LSB)
-                         | (32'd6 << bouncer_regs_pkg::REG_PROBE_STATUS_DEPTH_LOG2_LSB)) : 32'd0;
-      bouncer_regs_pkg::REG_PROBE_LOST:        rd_mux = (PROBES != 0) ? probe_lost : 32'd0;
-      bouncer_regs_pkg::REG_PROBE_DATA_LO:     rd_mux = (PROBES != 0) ? probe_head[31:0] : 32'd0;
-      bouncer_regs_pkg::REG_PROBE_DATA_HI:     rd_mux = probe_hi_q;
-      default: rd_mux = rd_tbl;   // ISN_KEY (write-only) reads 0 here too
-    endcase
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_ID, bouncer_regs_pkg::ID_VALUE);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_VERSION, bouncer_regs_pkg::VERSION_VALUE);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CAPS, CAPS_VALUE);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CTRL,
+                     (32'(enable_q) << bouncer_regs_pkg::REG_CTRL_ENABLE_LSB)
+                   | (32'(loopback_q) << bouncer_regs_pkg::REG_CTRL_LOOPBACK_LSB));
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STATUS,      {25'd0, status});
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_SCRATCH,     scratch_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CYCLE_LO,    cycle_q[31:0]);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CYCLE_HI,    cycle_hi_latch_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_QERR,        qerr_value);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQ_BASE_LO,  cq_base_q[31:0]);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQ_BASE_HI,  cq_base_q[63:32]);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQ_SIZE,     {28'd0, cq_size_q});
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQ_HEAD,     {17'd0, cq_head_q});
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQ_TAIL,     {17'd0, cq_tail});
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQP_BASE_LO, cqp_base_q[31:0]);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQP_BASE_HI, cqp_base_q[63:32]);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQP_SIZE,    {28'd0, cqp_size_q});
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQP_CI,      {17'd0, cqp_ci});
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CCQ_BASE_LO, ccq_base_q[31:0]);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CCQ_BASE_HI, ccq_base_q[63:32]);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CCQ_SIZE,    {28'd0, ccq_size_q});
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CCQ_HEAD,    {17'd0, ccq_head_q});
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CCQ_TAIL,    {17'd0, ccq_tail});
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_TX_FRAMES,    st_frames_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_TX_BYTES,     st_bytes_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_SQ_WQES,      st_sq_wqes_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_SQ_ERRORS,    st_sq_err_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_PUSH_USED,    st_push_used_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_PUSH_DROPPED, st_push_drop_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_CQP_WQES,     st_cqp_wqes_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_LAST_LATENCY, st_latency_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_SQ_DB_BAD,    st_db_bad_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_AEQ_BASE_LO, aeq_base_q[31:0]);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_AEQ_BASE_HI, aeq_base_q[63:32]);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_AEQ_SIZE,    {28'd0, aeq_size_q});
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_AEQ_HEAD,    {17'd0, aeq_head_q});
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_AEQ_TAIL,    {17'd0, aeq_tail});
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PD_BASE_LO,  pd_base_q[31:0]);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PD_BASE_HI,  pd_base_q[63:32]);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_TIMER_TICK,  timer_tick_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_RTO_INIT,    rto_init_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_RTO_MAX,     rto_max_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_RTX_MAX,     {28'd0, rtx_max_q});
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_MPA_TIMEOUT, mpa_timeout_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_FIN_TIMEOUT, fin_timeout_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_TIME_WAIT,   time_wait_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_TCP_CFG,
+                     (32'(tcp_mss_q) << bouncer_regs_pkg::REG_TCP_CFG_MSS_LSB)
+                   | (32'(tcp_wscale_q) << bouncer_regs_pkg::REG_TCP_CFG_WSCALE_LSB));
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_TCP_WND,     {16'd0, tcp_wnd_q});
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CM_CONNS,    {15'd0, cm_conns});
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CM_ROUTE,
+                     32'(cm_promisc_q) << bouncer_regs_pkg::REG_CM_ROUTE_PROMISC_LSB);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_DMA_TIMEOUT,      dma_timeout_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_DMA_RD_ERR,  st_dma_rd_err_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_DMA_WR_ERR,  st_dma_wr_err_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_DMA_TIMEOUT, st_dma_to_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PORT_MAC_LO,      port_mac_q[31:0]);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PORT_MAC_HI,      {16'd0, port_mac_q[47:32]});
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PORT_IP,          port_ip_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_RX_FILTERED, st_rx_filt_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_RX_STRAY,    st_rx_stray_q);
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PROBE_CTRL,
+                     32'(probe_en_q) << bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB);
+    if (PROBES != 0) begin
+      rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PROBE_STATUS,
+                       (32'(probe_count) << bouncer_regs_pkg::REG_PROBE_STATUS_COUNT_LSB)
+                     | (32'(probe_overflow) << bouncer_regs_pkg::REG_PROBE_STATUS_OVERFLOW_LSB)
+                     | (32'd6 << bouncer_regs_pkg::REG_PROBE_STATUS_DEPTH_LOG2_LSB));
+      rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PROBE_LOST,    probe_lost);
+      rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PROBE_DATA_LO, probe_head[31:0]);
+    end
+    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PROBE_DATA_HI, probe_hi_q);
+    // the CM statistics: STAT_RX_FRAMES + 4 i
+    for (int i = 0; i < NUM_STAT_CM; i++)
+      rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_RX_FRAMES + 16'(4 * i),
+                       st_cm_q[32*i +: 32]);
+    // the per-SQ register blocks (SQ_BASE_LO + n * 0x20)
+    for (int n = 0; n < NUM_SQ; n++) begin
+      rd_mux |= rd_src(rd_sel_q, {SQBLK_OFF[15:7], 2'(n), SQR_BASE_LO, 2'b00},
+                       sq_base_q[n][31:0]);
+      rd_mux |= rd_src(rd_sel_q, {SQBLK_OFF[15:7], 2'(n), SQR_BASE_HI, 2'b00},
+                       sq_base_q[n][63:32]);
+      rd_mux |= rd_src(rd_sel_q, {SQBLK_OFF[15:7], 2'(n), SQR_SIZE, 2'b00},
+                       {28'd0, sq_size_q[n]});
+      rd_mux |= rd_src(rd_sel_q, {SQBLK_OFF[15:7], 2'(n), SQR_CI, 2'b00},
+                       {17'd0, sq_ci[15*n +: 15]});
+      rd_mux |= rd_src(rd_sel_q, {SQBLK_OFF[15:7], 2'(n), SQR_PI, 2'b00},
+                       {17'd0, sq_pi_q[n]});
+    end
   end
 
   always_ff @(posedge clk) begin
+    // decode: a new address is taken when no response is held after this cycle
+    rd_dec_q <= !rd_dec_q && s_axil_arvalid && (!rvalid_q || s_axil_rready);
+    if (!rd_dec_q) rd_sel_q <= rd_sel_d;
     if (s_axil_rready) rvalid_q <= 1'b0;
-    if (s_axil_arvalid && !rvalid_q) begin
+    if (ar_fire) begin
       rvalid_q <= 1'b1;
       rdata_q  <= rd_mux;
-      if (rd_addr[15:0] == bouncer_regs_pkg::REG_CYCLE_LO) cycle_hi_latch_q <= cycle_q[63:32];
-      if (rd_addr[15:0] == bouncer_regs_pkg::REG_PROBE_DATA_LO)
+      if (rd_hit(rd_sel_q, bouncer_regs_pkg::REG_CYCLE_LO)) cycle_hi_latch_q <= cycle_q[63:32];
+      if (rd_hit(rd_sel_q, bouncer_regs_pkg::REG_PROBE_DATA_LO))
         probe_hi_q <= (PROBES != 0) ? probe_head[63:32] : 32'd0;
     end
     if (rst) begin
+      rd_dec_q         <= 1'b0;
       rvalid_q         <= 1'b0;
       rdata_q          <= '0;
       cycle_hi_latch_q <= '0;
@@ -751,8 +784,8 @@ module bouncer_axil_regs #(
   assign dma_timeout   = dma_timeout_q;
   assign probe_enable  = probe_en_q;
   assign probe_clear   = probe_clr_q;
-  assign probe_pop     = (PROBES != 0) && s_axil_arvalid && !rvalid_q
-                      && rd_addr[15:0] == bouncer_regs_pkg::REG_PROBE_DATA_LO;
+  assign probe_pop     = (PROBES != 0) && ar_fire
+                      && rd_hit(rd_sel_q, bouncer_regs_pkg::REG_PROBE_DATA_LO);
 
 endmodule
 `default_nettype wire

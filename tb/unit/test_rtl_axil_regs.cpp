@@ -796,4 +796,153 @@ TEST(AxilRegs, QerrPerSq) {
   EXPECT_EQ(r1.read(reg::QERR), cause(QerrCause::DB_RANGE));
 }
 
+// AR and R timing: the address is decoded into a registered select first, so ARREADY rises
+// the cycle after ARVALID and RVALID the cycle after the AR handshake (2 cycles from ARVALID).
+// With RREADY low, RVALID and RDATA are held and the next read is not taken; with RREADY
+// high, back-to-back reads take 2 cycles each (the next address is decoded in the cycle of
+// the R handshake).
+TEST(AxilRegs, ReadHandshakeTiming) {
+  Regs r;
+  auto& m = r.dut();
+  r.write(reg::SCRATCH, 0x12345678);
+  r.write(reg::PORT_IP, 0x0A000001);
+  r.settle();
+  EXPECT_FALSE(m.s_axil_arready) << "no ARREADY while idle";
+  m.s_axil_rready = 0;
+  m.s_axil_araddr = reg::SCRATCH;
+  m.s_axil_arvalid = 1;
+  r.settle();
+  EXPECT_FALSE(m.s_axil_arready) << "AR is taken the cycle after ARVALID rises";
+  EXPECT_FALSE(m.s_axil_rvalid);
+  r.tick();
+  r.settle();
+  EXPECT_TRUE(m.s_axil_arready);
+  EXPECT_FALSE(m.s_axil_rvalid);
+  r.tick();  // AR handshake
+  // the master offers the next read at once: it waits for the R handshake
+  m.s_axil_araddr = reg::PORT_IP;
+  for (int k = 0; k < 5; ++k) {
+    r.settle();
+    EXPECT_TRUE(m.s_axil_rvalid) << k;
+    EXPECT_EQ(m.s_axil_rdata, 0x12345678u) << k;
+    EXPECT_EQ(m.s_axil_rresp, 0u);
+    EXPECT_FALSE(m.s_axil_arready) << k;
+    r.tick();
+  }
+  m.s_axil_rready = 1;
+  r.settle();
+  EXPECT_TRUE(m.s_axil_rvalid);
+  EXPECT_FALSE(m.s_axil_arready);
+  r.tick();  // R handshake; PORT_IP is decoded in the same cycle
+  r.settle();
+  EXPECT_FALSE(m.s_axil_rvalid);
+  EXPECT_TRUE(m.s_axil_arready);
+  r.tick();  // AR handshake
+  m.s_axil_arvalid = 0;
+  r.settle();
+  EXPECT_TRUE(m.s_axil_rvalid);
+  EXPECT_EQ(m.s_axil_rdata, 0x0A000001u);
+  r.tick();
+  r.settle();
+  EXPECT_FALSE(m.s_axil_rvalid);
+  EXPECT_FALSE(m.s_axil_arready);
+
+  // ARVALID held high over a list of addresses, RREADY high: one AR every 2 cycles, the R
+  // beats in order with their values
+  const std::array<std::pair<uint32_t, uint32_t>, 5> seq = {{{reg::SCRATCH, 0x12345678},
+                                                             {reg::PORT_IP, 0x0A000001},
+                                                             {reg::ID, bouncer::regs::kIdValue},
+                                                             {reg::TIMER_TICK, 256},
+                                                             {reg::RTO_INIT, 976563}}};
+  unsigned ar = 0, rb = 0;
+  m.s_axil_araddr = seq[0].first;
+  m.s_axil_arvalid = 1;
+  for (int c = 0; c < 40; ++c) {
+    r.settle();
+    const bool ar_fire = m.s_axil_arvalid && m.s_axil_arready;
+    if (m.s_axil_rvalid) {
+      ASSERT_LT(rb, ar) << "R before its AR";
+      EXPECT_EQ(m.s_axil_rdata, seq[rb % seq.size()].second) << "beat " << rb;
+      ++rb;
+    }
+    r.tick();
+    if (ar_fire) m.s_axil_araddr = seq[++ar % seq.size()].first;
+  }
+  m.s_axil_arvalid = 0;
+  EXPECT_EQ(ar, 20u) << "one read every 2 cycles";
+  EXPECT_EQ(rb, 19u);
+}
+
+// The value read is the register's value in the AR handshake cycle, and CYCLE_HI returns the
+// high word latched by the CYCLE_LO read (once per read: a later CYCLE_HI read returns the
+// same word until CYCLE_LO is read again).
+TEST(AxilRegs, ReadValueIsTheHandshakeCyclesOne) {
+  Regs r;
+  auto& m = r.dut();
+  m.stat_tx_bytes = 0;
+  m.stat_tx_frame = 1;  // STAT_TX_FRAMES counts every cycle
+  uint32_t frames = 0;  // its value after the edges ticked so far
+  auto timed_read = [&](uint32_t addr, uint64_t& cycle_at_ar, uint32_t& frames_at_ar) {
+    m.s_axil_araddr = addr;
+    m.s_axil_arvalid = 1;
+    for (int n = 0; n < 10; ++n) {
+      r.settle();
+      const bool fire = m.s_axil_arready;
+      cycle_at_ar = m.cycle_count;
+      frames_at_ar = frames;
+      r.tick();
+      ++frames;
+      if (fire) break;
+    }
+    m.s_axil_arvalid = 0;
+    r.settle();
+    EXPECT_TRUE(m.s_axil_rvalid);
+    const uint32_t v = m.s_axil_rdata;
+    r.tick();
+    ++frames;
+    return v;
+  };
+  uint64_t c0 = 0, c1 = 0;
+  uint32_t f0 = 0, f1 = 0;
+  for (int k = 0; k < 3; ++k) {
+    uint32_t v = timed_read(reg::STAT_TX_FRAMES, c0, f0);
+    EXPECT_EQ(v, f0);
+    EXPECT_GT(f0, 0u);
+    v = timed_read(reg::CYCLE_LO, c0, f0);
+    EXPECT_EQ(v, static_cast<uint32_t>(c0));
+    EXPECT_GT(c0, 0u);
+    v = timed_read(reg::CYCLE_HI, c1, f1);
+    EXPECT_EQ(v, static_cast<uint32_t>(c0 >> 32));
+    v = timed_read(reg::CYCLE_HI, c1, f1);
+    EXPECT_EQ(v, static_cast<uint32_t>(c0 >> 32));
+  }
+  m.stat_tx_frame = 0;
+}
+
+// Words that hold no readable register read 0: gaps, the write-only ISN key and push pages,
+// the blocks of SQs >= NUM_SQ, and addresses past the register space (no aliasing onto a
+// register through the high address bits). Address bits 1:0 are ignored.
+TEST(AxilRegs, UnmappedReadsAreZero) {
+  Regs r;
+  r.write(reg::SCRATCH, 0xFFFFFFFF);
+  r.write(reg::PORT_IP, 0xC0A80001);
+  for (unsigned w = 0; w < 16; ++w) r.write(reg::push_page(0) + 4 * w, 0xDEAD0000 + w);
+  EXPECT_EQ(r.read(reg::SCRATCH), 0xFFFFFFFFu);
+  EXPECT_EQ(r.read(reg::SCRATCH + 2), 0xFFFFFFFFu);
+  EXPECT_EQ(r.read(reg::PORT_IP + 3), 0xC0A80001u);
+  for (uint32_t a :
+       {uint32_t{0x001C}, uint32_t{0x002C}, uint32_t{0x02AC}, uint32_t{0x036C}, uint32_t{0x0414},
+        uint32_t{0x0580}, uint32_t{0x07FC}, uint32_t{reg::SCRATCH + 0x0800},
+        uint32_t{reg::SCRATCH + 0x8000}, uint32_t{reg::PORT_IP + 0x1000},
+        uint32_t{reg::push_page(0)}, uint32_t{reg::push_page(0) + 0x3C}, uint32_t{0xFFFC}})
+    EXPECT_EQ(r.read(a), 0u) << std::hex << a;
+  Regs1 r1;
+  r1.write(reg::sq_base_lo(0), 0x1000);
+  EXPECT_EQ(r1.read(reg::sq_base_lo(0)), 0x1000u);
+  for (unsigned n = 1; n < 4; ++n) {
+    EXPECT_EQ(r1.read(reg::sq_base_lo(n)), 0u) << n;
+    EXPECT_EQ(r1.read(reg::sq_size(n)), 0u) << n;
+  }
+}
+
 }  // namespace
