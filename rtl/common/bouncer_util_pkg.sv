@@ -45,16 +45,4 @@ package bouncer_util_pkg;
     csum_is_ffff = (s[15:0] == ~s[31:16]) || (s == 32'hFFFF_FFFF);
   endfunction
 
-  // Sum of the four big-endian 16-bit words of one little-endian qword, with bytes at
-  // lanes >= nvalid treated as 0 (the checksum's zero padding).
-  function automatic logic [17:0] qword_be_sum(input logic [63:0] q, input logic [3:0] nvalid);
-    logic [63:0] m;
-    m = q;
-    for (int l = 0; l < 8; l++) begin
-      if (l >= nvalid) m[8*l +: 8] = 8'd0;
-    end
-    qword_be_sum = {2'b0, m[7:0], m[15:8]} + {2'b0, m[23:16], m[31:24]}
-                 + {2'b0, m[39:32], m[47:40]} + {2'b0, m[55:48], m[63:56]};
-  endfunction
-
 endpackage

@@ -7,13 +7,14 @@
 //      (pd_wr_idx = word index, byte 0 of the PD in bits [7:0] of word 0), from the cycle
 //      of pd_clear on (a word written with pd_clear is the PD's first). The PD checksum
 //      accumulates as the words are written, so the DMA can feed it directly; it takes a
-//      word two cycles after its write (valid bytes, then the sum).
+//      word two cycles after its write (the word with bytes past pd_len zeroed, then the sum).
 //   2. start (valid/ready) with the connection context and the WQE options, at the
 //      earliest in the cycle after the last PD word was written.
 //   3. the frame streams out; first_beat pulses on the first handshake, done on the last.
 // Latency: start -> first beat valid = 3 cycles (field latch with the checksum partial
 // sums, computed from the start inputs; checksum totals; fold + header register).
 // Throughput: one beat per cycle with tready.
+// The PD must not be written from start until done: the frame reads it while streaming.
 // seq_advance (MPA bytes + FIN) and frame_len are valid from 1 cycle after start until
 // the next start.
 `default_nettype none
@@ -65,8 +66,15 @@ module bouncer_mpa_reject_builder #(
                                    + 20'h6570 + 20'h2046 + 20'h7261 + 20'h6D65;
 
   // ------------------------------------------------------------------ PD buffer
-  // One 64-bit-wide memory per lane, so each PD word is a plain single-lane write.
-  logic [PD_WORDS_LOG2-1:0] rd_word;
+  // One 64-bit-wide memory per lane, so each PD word is a plain single-lane write. pd_cur is
+  // the word at rd_word_q. DATA_W = 64 (one 128-word lane, a block RAM): read registered
+  // from the next read address (rd_word = the next rd_word_q), i.e. lane_mem[rd_word_q] as
+  // of the previous cycle, a read-first port without the write bypass that an asynchronous
+  // read behind the address register needs in a block RAM (an address compare after the
+  // beat logic, a mux after the RAM). The PD is written before start and read while
+  // streaming, never both in one cycle, so both reads give the same data. DATA_W = 512
+  // (16-word lanes, distributed RAM): asynchronous read at rd_word_q, no output registers.
+  logic [PD_WORDS_LOG2-1:0] rd_word, rd_word_q;
   logic [DATA_W-1:0]        pd_cur;
 
   for (genvar l = 0; l < LANES; l++) begin : g_lane
@@ -75,36 +83,84 @@ module bouncer_mpa_reject_builder #(
       if (pd_wr_en && ((LANES == 1) || (32'(pd_wr_idx) % LANES == l)))
         lane_mem[PD_WORDS_LOG2'(32'(pd_wr_idx) / LANES)] <= pd_wr_data;
     end
-    assign pd_cur[64*l +: 64] = lane_mem[rd_word];
+    if (LANES == 1) begin : g_rd_sync
+      always_ff @(posedge clk) pd_cur[64*l +: 64] <= lane_mem[rd_word];
+    end else begin : g_rd_async
+      assign pd_cur[64*l +: 64] = lane_mem[rd_word_q];
+    end
   end
 
   // PD checksum, bytes past pd_len count as zero padding. Two steps, so the PD length, the
-  // valid-byte count, the four-word sum and the accumulation are not one path: the written
-  // word is registered with its valid-byte count (pdw_*_q), and summed into pd_sum_q in the
-  // next cycle. pd_sum_q holds the PD's sum from the second cycle after its last word, which
-  // the totals stage (the cycle after start) reads: start must not come in the cycle of the
-  // last write. A pd_clear without a word clears the sum at once (an empty PD may start in
-  // the cycle of its pd_clear) and drops a word still in flight (it belonged to the PD before).
+  // byte mask, the four-word sum and the accumulation are not one path: the written word is
+  // registered already masked (pdw_data_q: bytes past pd_len zeroed), and summed into
+  // pd_sum_q in the next cycle. pd_sum_q holds the PD's sum from the second cycle after its
+  // last word, which the totals stage (the cycle after start) reads: start must not come in
+  // the cycle of the last write. A pd_clear without a word clears the sum at once (an empty
+  // PD may start in the cycle of its pd_clear) and drops a word still in flight (it belonged
+  // to the PD before).
+  //
+  // Byte l of word pd_wr_idx is PD iff 8 pd_wr_idx + l < pd_len: the word lies wholly inside
+  // the PD (pd_len[9:3] > pd_wr_idx), or it is the PD's last, partial word
+  // (pd_len[9:3] == pd_wr_idx) and l < pd_len[2:0]. A compare, an equality and a decode side
+  // by side, no subtraction in front of them.
   logic [31:0] pd_sum_q;
-  logic [3:0]  pd_nvalid;
   logic        pdw_v_q, pdw_clear_q;
-  logic [3:0]  pdw_nvalid_q;
   logic [63:0] pdw_data_q;
-  always_comb begin : pd_nvalid_calc
-    logic signed [11:0] rem;
-    rem = $signed({2'b00, pd_len}) - $signed({2'b00, pd_wr_idx, 3'b000});
-    if (rem >= 12'sd8) pd_nvalid = 4'd8;
-    else if (rem <= 12'sd0) pd_nvalid = 4'd0;
-    else pd_nvalid = rem[3:0];
+  logic        pd_w_full, pd_w_last;
+  logic [7:0]  pd_lo_mask, pd_bmask;
+  logic [63:0] pd_wr_masked;
+  always_comb begin
+    pd_w_full  = (pd_len[9:3] > pd_wr_idx);
+    pd_w_last  = (pd_len[9:3] == pd_wr_idx);
+    pd_lo_mask = ~(8'hFF << pd_len[2:0]);              // bit l: l < pd_len[2:0]
+    pd_bmask   = {8{pd_w_full}} | ({8{pd_w_last}} & pd_lo_mask);
+    for (int l = 0; l < 8; l++) pd_wr_masked[8*l +: 8] = pd_wr_data[8*l +: 8] & {8{pd_bmask[l]}};
   end
+
+  // The accumulation pd_sum_q + the word's four big-endian 16-bit words, as a compressor and
+  // one carry chain instead of an adder tree: per bit column a 5:3 counter (the four word
+  // bits and the sum bit, with the clear: one 6-input LUT per output), then a 3:2 step on
+  // the three counter vectors, then the add. All bitwise in front of the add, so Yosys
+  // builds no adder cells there (its multi-operand adder tree was a LUT level deeper).
+  logic [31:0] pda_acc, pda_s, pda_c, pda_d, pda_x, pd_sum_next;
+  logic [30:0] pda_y;           // carries of the 3:2 step; bit 31's would leave the sum
+  logic [15:0] pda_w0, pda_w1, pda_w2, pda_w3;
+  always_comb begin
+    pda_acc = pdw_clear_q ? 32'd0 : pd_sum_q;   // a word written with pd_clear is the first
+    pda_w0  = {pdw_data_q[7:0],   pdw_data_q[15:8]};
+    pda_w1  = {pdw_data_q[23:16], pdw_data_q[31:24]};
+    pda_w2  = {pdw_data_q[39:32], pdw_data_q[47:40]};
+    pda_w3  = {pdw_data_q[55:48], pdw_data_q[63:56]};
+    pda_s = pda_acc;
+    pda_c = '0;
+    pda_d = '0;
+    for (int i = 0; i < 16; i++)
+      {pda_d[i+2], pda_c[i+1], pda_s[i]} = count5(pda_w0[i], pda_w1[i], pda_w2[i], pda_w3[i],
+                                                  pda_acc[i]);
+    pda_x       = pda_s ^ pda_c ^ pda_d;
+    pda_y       = (pda_s[30:0] & pda_c[30:0]) | (pda_s[30:0] & pda_d[30:0])
+                | (pda_c[30:0] & pda_d[30:0]);
+    pd_sum_next = pda_x + {pda_y, 1'b0};
+  end
+
+  // number of ones among five bits, as bit logic (no adder cells)
+  function automatic logic [2:0] count5(input logic a, input logic b, input logic c,
+                                        input logic d, input logic e);
+    logic s1, c1, s2, c2;
+    s1 = a ^ b ^ c;
+    c1 = (a & b) | (a & c) | (b & c);
+    s2 = s1 ^ d ^ e;
+    c2 = (s1 & d) | (s1 & e) | (d & e);
+    count5 = {c1 & c2, c1 ^ c2, s2};
+  endfunction
+
   always_ff @(posedge clk) begin
     pdw_v_q      <= pd_wr_en;
     pdw_clear_q  <= pd_clear;
-    pdw_nvalid_q <= pd_nvalid;
-    pdw_data_q   <= pd_wr_data;
+    pdw_data_q   <= pd_wr_masked;
     // a word written with pd_clear is the first of the new PD
     if (pd_clear && !pd_wr_en) pd_sum_q <= '0;
-    else if (pdw_v_q) pd_sum_q <= (pdw_clear_q ? 32'd0 : pd_sum_q) + {14'd0, bouncer_util_pkg::qword_be_sum(pdw_data_q, pdw_nvalid_q)};
+    else if (pdw_v_q) pd_sum_q <= pd_sum_next;
     if (rst) begin
       pdw_v_q     <= 1'b0;
       pdw_clear_q <= 1'b0;
@@ -196,6 +252,35 @@ module bouncer_mpa_reject_builder #(
   logic [31:0] ip_tot_q, tcp_tot_q;
   logic [15:0] ip_csum_q, tcp_csum_q;
 
+  // The TCP total s_b + s_c + s_d + s_e + s_f + pd_sum_q, the same way as the PD sum: a 6:3
+  // counter per bit column (one 6-input LUT per output), a 3:2 step, one carry chain.
+  logic [31:0] tt_s, tt_c, tt_d, tt_x, tcp_tot_next;
+  logic [30:0] tt_y;
+  always_comb begin
+    tt_s = pd_sum_q;
+    tt_c = '0;
+    tt_d = '0;
+    for (int i = 0; i < 20; i++)
+      {tt_d[i+2], tt_c[i+1], tt_s[i]} = count6(s_b_q[i], s_c_q[i], s_d_q[i], s_e_q[i], s_f_q[i],
+                                               pd_sum_q[i]);
+    tt_x         = tt_s ^ tt_c ^ tt_d;
+    tt_y         = (tt_s[30:0] & tt_c[30:0]) | (tt_s[30:0] & tt_d[30:0])
+                 | (tt_c[30:0] & tt_d[30:0]);
+    tcp_tot_next = tt_x + {tt_y, 1'b0};
+  end
+
+  // number of ones among six bits, as bit logic (no adder cells)
+  function automatic logic [2:0] count6(input logic a, input logic b, input logic c,
+                                        input logic d, input logic e, input logic f);
+    logic s1, c1, s2, c2, k;
+    s1 = a ^ b ^ c;
+    c1 = (a & b) | (a & c) | (b & c);
+    s2 = d ^ e ^ f;
+    c2 = (d & e) | (d & f) | (e & f);
+    k  = s1 & s2;
+    count6 = {(c1 & c2) | (c1 & k) | (c2 & k), c1 ^ c2 ^ k, s1 ^ s2};
+  endfunction
+
   // ------------------------------------------------------------------ header image
   logic [8*HDR_BYTES-1:0] hdr;
   always_comb begin : hdr_image
@@ -245,7 +330,6 @@ module bouncer_mpa_reject_builder #(
   // per-beat selects kept as registers that step with k_q (no compare or subtraction of
   // k_q in front of the beat multiplexer): rd_word_q = k_q - q_q (the PD word of beat k),
   // in_hdr_q = (k_q < q_q), at_q_q = (k_q == q_q), keep_q = tkeep of beat k_q
-  logic [PD_WORDS_LOG2-1:0] rd_word_q;
   logic                in_hdr_q, at_q_q;
   logic [WB-1:0]       keep_q;
 
@@ -256,7 +340,11 @@ module bouncer_mpa_reject_builder #(
 
   assign advance = !out_valid_q || m_axis_tready;
   assign emit    = (state_q == S_STREAM) && advance && (k_q != nbeats_q);
-  assign rd_word = rd_word_q;
+  always_comb begin
+    rd_word = rd_word_q;
+    if (state_q == S_FOLD) rd_word = PD_WORDS_LOG2'(8'd0 - q_q);
+    if (emit) rd_word = rd_word_q + 1'b1;
+  end
 
   // W-byte window of {cur, prev} that starts r bytes before cur
   function automatic logic [DATA_W-1:0] window(input logic [DATA_W-1:0] cur,
@@ -343,8 +431,7 @@ module bouncer_mpa_reject_builder #(
       end
       S_SUM2: begin
         ip_tot_q  <= {12'd0, s_a_q} + {12'd0, s_b_q};
-        tcp_tot_q <= {12'd0, s_b_q} + {12'd0, s_c_q} + {12'd0, s_d_q} + {12'd0, s_e_q} + {12'd0, s_f_q}
-                   + pd_sum_q;
+        tcp_tot_q <= tcp_tot_next;   // s_b + s_c + s_d + s_e + s_f + pd_sum_q
         nbeats_q  <= 8'((32'(flen_q) + WB - 1) / WB);
         state_q   <= S_FOLD;
       end
@@ -355,7 +442,6 @@ module bouncer_mpa_reject_builder #(
         beat_left_q <= flen_q;
         keep_q     <= keep_of(flen_q);
         lastk_q    <= (flen_q[LB-1:0] == '0) ? '1 : thermo(flen_q[LB-1:0]);
-        rd_word_q  <= PD_WORDS_LOG2'(8'd0 - q_q);
         in_hdr_q   <= (q_q != 8'd0);
         at_q_q     <= (q_q == 8'd0);
         state_q    <= S_STREAM;
@@ -372,6 +458,7 @@ module bouncer_mpa_reject_builder #(
       default: state_q <= S_IDLE;
     endcase
 
+    rd_word_q <= rd_word;
     if (advance) out_valid_q <= emit;
     if (emit) begin
       out_data_q  <= beat_masked;
@@ -381,7 +468,6 @@ module bouncer_mpa_reject_builder #(
       k_q         <= k_q + 8'd1;
       beat_left_q <= beat_left_q - 16'(WB);
       keep_q      <= (beat_left_q[15:LB+1] != '0) ? '1 : lastk_q;
-      rd_word_q   <= rd_word_q + 1'b1;
       in_hdr_q    <= in_hdr_q && (k_q + 8'd1 != q_q);
       at_q_q      <= (k_q + 8'd1 == q_q);
       if (k_q >= q_q) prev_q <= pd_cur;
