@@ -39,11 +39,14 @@
 //   B  L2/L3 offsets from the capture: VLAN, IHL, TCP offset, IP end; header snapshot on
 //      the last beat
 //   C  data offset -> payload offset; record fields decoded from the snapshot
-//   D  checksum partial sums, payload beat counts, error flags
-//   -> payload output register (realigning mux: 2 constant shifts at 64 bits, 16 at 512,
-//      because the payload offset is always 2 mod 4)
+//   D  checksum partial sums, payload beat counts, error flags, the beat shifted both ways
+//      for the realignment (a barrel shift by the payload offset, which is always 2 mod 4),
+//      every option position decoded
+//   -> payload output register (the window: this beat's low part OR the previous beat's
+//      high part, then the tkeep mask)
 //   E  the beat's checksum as one sum, added to the frame's accumulator; the record
-//   -> the option walker (P3: one option per cycle), then the record register.
+//   -> the option walker (P3: one option per cycle, a pick of the position's decode), then
+//      the record register.
 // Latency: m_meta_valid rises 7 cycles after the cycle in which the last input beat is
 // accepted (6 register stages: A, B, C, D, E, P3, then the record register) for a frame
 // without TCP options, 7 + n with n option steps (each option, NOP and EOL is one step;
