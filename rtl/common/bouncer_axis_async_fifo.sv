@@ -116,8 +116,7 @@ module bouncer_axis_async_fifo #(
   assign take         = s_axis_tvalid && s_axis_tready;
   assign wr_inc2_gray = bin2gray(wr_q + (AW + 1)'(2));
   assign fcnt_inc     = fcnt_q + 1'b1;
-  // keep: each comparison stays a net of its own, for a timing tool to find; Yosys' ABC still
-  // maps the write side to 5 levels here (docs/resources.md), 3.5-4 for the FIFO alone
+  // keep: each comparison stays a net of its own, for a timing tool to find
   (* keep *) logic eq_full_wr, eq_full_commit, eq_full_inc, eq_rd_commit, eq_rd_inc;
   assign eq_full_wr     = wr_gray_q == (rd_gray_sync_q2 ^ GRAY_HALF);
   assign eq_full_commit = commit_gray_q == (rd_gray_sync_q2 ^ GRAY_HALF);
@@ -178,9 +177,12 @@ module bouncer_axis_async_fifo #(
     // against the synchronised read pointer of this cycle: the write side sees the read
     // pointer one s_clk later, which only makes full more conservative (the read pointer
     // never moves back, so wr - rd never exceeds 2**AW). The three candidates are compared
-    // in parallel and the decision only selects (what wr_gray_d and commit_gray_d hold).
-    full_q            <= wr_en ? eq_full_inc : (drop_d ? eq_full_commit : eq_full_wr);
-    commit_at_rd_q    <= good_d ? eq_rd_inc : eq_rd_commit;
+    // in parallel and the decision only selects (what wr_gray_d and commit_gray_d hold), as
+    // and/or: Yosys' opt_share turns a mux of compares with a shared operand into one compare
+    // behind a mux of the other operands (wr_en and drop_d are never both set).
+    full_q            <= (wr_en && eq_full_inc) || (drop_d && eq_full_commit)
+                      || (!wr_en && !drop_d && eq_full_wr);
+    commit_at_rd_q    <= (good_d && eq_rd_inc) || (!good_d && eq_rd_commit);
     dropping_q        <= dropping_d;
     drop_q            <= drop_d;
     good_q            <= good_d;
