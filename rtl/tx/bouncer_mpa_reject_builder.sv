@@ -117,13 +117,32 @@ module bouncer_mpa_reject_builder #(
     for (int l = 0; l < 8; l++) pd_wr_masked[8*l +: 8] = pd_wr_data[8*l +: 8] & {8{pd_bmask[l]}};
   end
 
+  // number of ones among six bits, as bit logic (no adder cells)
+  function automatic logic [2:0] count6(input logic a, input logic b, input logic c,
+                                        input logic d, input logic e, input logic f);
+    logic s1, c1, s2, c2, k;
+    s1 = a ^ b ^ c;
+    c1 = (a & b) | (a & c) | (b & c);
+    s2 = d ^ e ^ f;
+    c2 = (d & e) | (d & f) | (e & f);
+    k  = s1 & s2;
+    count6 = {(c1 & c2) | (c1 & k) | (c2 & k), c1 ^ c2 ^ k, s1 ^ s2};
+  endfunction
+
+  // a + b + c through one 3:2 step and one carry chain (bit 31's carry would leave the sum)
+  function automatic logic [31:0] add3(input logic [31:0] a, input logic [31:0] b,
+                                       input logic [31:0] c);
+    logic [30:0] y;
+    y    = (a[30:0] & b[30:0]) | (a[30:0] & c[30:0]) | (b[30:0] & c[30:0]);
+    add3 = (a ^ b ^ c) + {y, 1'b0};
+  endfunction
+
   // The accumulation pd_sum_q + the word's four big-endian 16-bit words, as a compressor and
-  // one carry chain instead of an adder tree: per bit column a 5:3 counter (the four word
-  // bits and the sum bit, with the clear: one 6-input LUT per output), then a 3:2 step on
+  // one carry chain instead of an adder tree: per bit column a 6:3 counter with one input 0
+  // (the four word bits and the sum bit, with the clear: one LUT per output), then a 3:2 step on
   // the three counter vectors, then the add. All bitwise in front of the add, so Yosys
   // builds no adder cells there (its multi-operand adder tree was a LUT level deeper).
-  logic [31:0] pda_acc, pda_s, pda_c, pda_d, pda_x, pd_sum_next;
-  logic [30:0] pda_y;           // carries of the 3:2 step; bit 31's would leave the sum
+  logic [31:0] pda_acc, pda_s, pda_c, pda_d, pd_sum_next;
   logic [15:0] pda_w0, pda_w1, pda_w2, pda_w3;
   always_comb begin
     pda_acc = pdw_clear_q ? 32'd0 : pd_sum_q;   // a word written with pd_clear is the first
@@ -135,24 +154,10 @@ module bouncer_mpa_reject_builder #(
     pda_c = '0;
     pda_d = '0;
     for (int i = 0; i < 16; i++)
-      {pda_d[i+2], pda_c[i+1], pda_s[i]} = count5(pda_w0[i], pda_w1[i], pda_w2[i], pda_w3[i],
-                                                  pda_acc[i]);
-    pda_x       = pda_s ^ pda_c ^ pda_d;
-    pda_y       = (pda_s[30:0] & pda_c[30:0]) | (pda_s[30:0] & pda_d[30:0])
-                | (pda_c[30:0] & pda_d[30:0]);
-    pd_sum_next = pda_x + {pda_y, 1'b0};
+      {pda_d[i+2], pda_c[i+1], pda_s[i]} = count6(pda_w0[i], pda_w1[i], pda_w2[i], pda_w3[i],
+                                                  pda_acc[i], 1'b0);
+    pd_sum_next = add3(pda_s, pda_c, pda_d);
   end
-
-  // number of ones among five bits, as bit logic (no adder cells)
-  function automatic logic [2:0] count5(input logic a, input logic b, input logic c,
-                                        input logic d, input logic e);
-    logic s1, c1, s2, c2;
-    s1 = a ^ b ^ c;
-    c1 = (a & b) | (a & c) | (b & c);
-    s2 = s1 ^ d ^ e;
-    c2 = (s1 & d) | (s1 & e) | (d & e);
-    count5 = {c1 & c2, c1 ^ c2, s2};
-  endfunction
 
   always_ff @(posedge clk) begin
     pdw_v_q      <= pd_wr_en;
@@ -254,8 +259,7 @@ module bouncer_mpa_reject_builder #(
 
   // The TCP total s_b + s_c + s_d + s_e + s_f + pd_sum_q, the same way as the PD sum: a 6:3
   // counter per bit column (one 6-input LUT per output), a 3:2 step, one carry chain.
-  logic [31:0] tt_s, tt_c, tt_d, tt_x, tcp_tot_next;
-  logic [30:0] tt_y;
+  logic [31:0] tt_s, tt_c, tt_d, tcp_tot_next;
   always_comb begin
     tt_s = pd_sum_q;
     tt_c = '0;
@@ -263,23 +267,8 @@ module bouncer_mpa_reject_builder #(
     for (int i = 0; i < 20; i++)
       {tt_d[i+2], tt_c[i+1], tt_s[i]} = count6(s_b_q[i], s_c_q[i], s_d_q[i], s_e_q[i], s_f_q[i],
                                                pd_sum_q[i]);
-    tt_x         = tt_s ^ tt_c ^ tt_d;
-    tt_y         = (tt_s[30:0] & tt_c[30:0]) | (tt_s[30:0] & tt_d[30:0])
-                 | (tt_c[30:0] & tt_d[30:0]);
-    tcp_tot_next = tt_x + {tt_y, 1'b0};
+    tcp_tot_next = add3(tt_s, tt_c, tt_d);
   end
-
-  // number of ones among six bits, as bit logic (no adder cells)
-  function automatic logic [2:0] count6(input logic a, input logic b, input logic c,
-                                        input logic d, input logic e, input logic f);
-    logic s1, c1, s2, c2, k;
-    s1 = a ^ b ^ c;
-    c1 = (a & b) | (a & c) | (b & c);
-    s2 = d ^ e ^ f;
-    c2 = (d & e) | (d & f) | (e & f);
-    k  = s1 & s2;
-    count6 = {(c1 & c2) | (c1 & k) | (c2 & k), c1 ^ c2 ^ k, s1 ^ s2};
-  endfunction
 
   // ------------------------------------------------------------------ header image
   logic [8*HDR_BYTES-1:0] hdr;
