@@ -42,9 +42,9 @@ mutants=(
   "cq_writer_no_settle|cq_writer|rtl/host/bouncer_cq_writer.sv|s/ \&\& (settle_q == 2'd0);/;/|offers a write in the cycle after the tail moved, on a full flag computed from the old tail: overruns the ring when that completion filled it"
   "rr_arbiter_repeat|rr_arbiter|rtl/common/bouncer_rr_arbiter.sv|s/(W'(i) > last_q)/(W'(i) >= last_q)/|the last winner may win again while others wait: not round robin"
   "sq_engine_pol_early|sq_engine|rtl/host/bouncer_sq_engine.sv|s/\& cur_mask_q) == 15'd0) pol_q\[n\]/\& cur_mask_q) == 15'd1) pol_q[n]/|the expected polarity flips at index 1 instead of at the wrap to 0: good WQEs are taken as stale"
-  "sq_engine_overrun|sq_engine|rtl/host/bouncer_sq_engine.sv|s/assign pending\[n\] = enable \&\& (ci_q\[n\] != (sq_pi\[15\*n +: 15\] \& mask\[n\]));/assign pending[n] = enable;/|an SQ counts as pending without a posted WQE: the engine consumes slots past PI"
+  "sq_engine_overrun|sq_engine|rtl/host/bouncer_sq_engine.sv|s/assign pending\[n\] = [^;]*pend_grp;/assign pending[n] = 1'b1;/|an SQ counts as pending without a posted WQE: the engine consumes slots past PI"
   "sq_engine_push_stale|sq_engine|rtl/host/bouncer_sq_engine.sv|s/push_chk_q\[n\]  <= wqe_verdict(push_cond_q\[n\], pol_q\[n\]);/push_chk_q[n]  <= wqe_verdict(push_cond_q[n], ~pol_q[n]);/|the push-ahead check compares VALID with the inverted polarity: a good pushed WQE completes as stale, a stale one goes out"
-  "axil_regs_no_lap|axil_db|rtl/host/bouncer_axil_regs.sv|s/else if (!in_iv) /else if (1'b0) /|no lap check: a doorbell that posts more WQEs than the ring has free slots is accepted, the pending count wraps and WQEs are lost"
+  "axil_regs_no_lap|axil_db|rtl/host/bouncer_axil_regs.sv|s/lap    = !in_iv;/lap    = 1'b0;/|no lap check: a doorbell that posts more WQEs than the ring has free slots is accepted, the pending count wraps and WQEs are lost"
   "axil_regs_bvalid_drop|axil_regs|rtl/host/bouncer_axil_regs.sv|s/if (s_axil_bready) bvalid_q <= 1'b0;/bvalid_q <= 1'b0;/|bvalid dropped without bready: a write response is lost"
 )
 

@@ -44,6 +44,7 @@ module bouncer_cm_engine #(
   // configuration
   input  wire [63:0]           cycle_count,
   input  wire [31:0]           now,            // timer ticks
+  input  wire                  now_inc,        // `now` advances at the next edge (bouncer_cm_timer)
   input  wire [ADDR_W-1:0]     pd_base,
   input  wire [31:0]           rto_init,
   input  wire [31:0]           rto_max,
@@ -307,6 +308,9 @@ module bouncer_cm_engine #(
   logic        r_tcp, r_bad;
   logic [7:0]  r_tos;
   logic [31:0] r_ip_src, r_ip_dst, r_seq, r_ack;
+  logic [31:0] r_seq_p1;   // r_seq + 1, added as the record is taken
+  // the route filter (CM_ROUTE.PROMISC, PORT_MAC, PORT_IP), compared as the record is taken
+  logic        r_mac_ok, r_ip_ok;
   logic [15:0] r_sport, r_dport, r_len;
   /* verilator lint_off UNUSEDSIGNAL */  // URG, ECE, CWR, PSH are not looked at
   logic [7:0]  r_flags;
@@ -342,7 +346,7 @@ module bouncer_cm_engine #(
   logic        asm_last_q;
 
   // ------------------------------------------------------------------ helpers
-  // the reference for rto_next_q below (assertions only)
+  // the reference for dl_rtx_q below (assertions only)
   function automatic logic [31:0] rto_for(input logic [31:0] base, input logic [31:0] cap,
                                           input logic [3:0] n);
     logic [47:0] t;
@@ -350,14 +354,16 @@ module bouncer_cm_engine #(
     rto_for = (t > {16'd0, cap}) ? cap : t[31:0];
   endfunction
 
-  // The RTO after the (rtx_cnt+1)-th retransmission. Only a timer job uses it (S_DISPATCH,
-  // the cycle after its context arrives), so it is computed from the context as it is read
-  // and registered with ctx_q: the shift and clamp no longer sit in front of the deadline add.
+  // The deadline after the (rtx_cnt+1)-th retransmission, now + RTO. Only a timer job uses
+  // it (S_DISPATCH, the cycle after its context arrives), so it is computed from the context
+  // as it is read and registered with ctx_q, with `now` one edge ahead (+ now_inc): neither
+  // the shift and clamp nor the add sit in front of the plan's deadline mux.
   // The clamp is decided ahead, from the two configuration registers alone: rto_cap_q[k] says
   // that rto_init << (k+1) exceeds rto_max (rto_init * 2^m > rto_max exactly when rto_init >
   // rto_max >> m), so a timer job only selects a precomputed bit and shifts by the count. A
   // register write is seen one cycle later, long before a timer can use it.
-  logic [31:0] rto_next_q;
+  logic [31:0] dl_rtx_q;       // now + (rto_init << (rtx_cnt + 1)), for S_DISPATCH
+  logic        rtx_cap_q;      // ... clamped: the deadline is dl_max_q (now + rto_max) instead
   logic [15:0] rto_cap_q;
   logic [3:0]  rto_n;
   logic [31:0] rto_init_x2;
@@ -365,8 +371,26 @@ module bouncer_cm_engine #(
   assign rto_init_x2 = {rto_init[30:0], 1'b0};
   always_ff @(posedge clk) begin
     for (int k = 0; k < 16; k++) rto_cap_q[k] <= (rto_init > (rto_max >> (k + 1)));
-    if (state_q == S_CTX_WAIT && ctx_rsp_valid)
-      rto_next_q <= rto_cap_q[rto_n] ? rto_max : (rto_init_x2 << rto_n);
+    if (state_q == S_CTX_WAIT && ctx_rsp_valid) begin
+      dl_rtx_q  <= now + (rto_init_x2 << rto_n) + {31'd0, now_inc};
+      rtx_cap_q <= rto_cap_q[rto_n];
+    end
+  end
+
+  // Deadlines `now + timeout`, one register per timeout, each loaded with now + timeout +
+  // now_inc (the timer's `now` one edge ahead, as the add's carry-in), so it holds exactly
+  // now + timeout in every cycle; a register write is seen one cycle late, long before a job
+  // can arm a timer with it. The 32-bit adds are therefore not in front of the plans'
+  // deadline muxes (S_SYN_PLAN, S_DISPATCH, S_MPA, ...).
+  // now_p1_q is now + 1 the same way (for cx_due_q).
+  logic [31:0] dl_rto_q, dl_max_q, dl_mpa_q, dl_fin_q, dl_tw_q, now_p1_q;
+  always_ff @(posedge clk) begin
+    now_p1_q <= now + 32'd1 + {31'd0, now_inc};
+    dl_rto_q <= now + rto_init + {31'd0, now_inc};
+    dl_max_q <= now + rto_max + {31'd0, now_inc};
+    dl_mpa_q <= now + mpa_timeout + {31'd0, now_inc};
+    dl_fin_q <= now + fin_timeout + {31'd0, now_inc};
+    dl_tw_q  <= now + time_wait + {31'd0, now_inc};
   end
 
   // Facts about the context, computed from ctx_rsp_rdata as it is read (S_CTX_WAIT) and
@@ -379,10 +403,10 @@ module bouncer_cm_engine #(
   /* verilator lint_on UNUSEDSIGNAL */
   logic        cx_rev_ok_q, cx_enh_q, cx_in_order_q, cx_all_acked_q, cx_syn_dup_q;
   logic        cx_ack_ok_q;   // acceptable ACK (see plan_rx), compared in S_CTX_WAIT
-  // A timer job's "due" (now reached the deadline) in S_DISPATCH: `now` moves by at most one
-  // per cycle (bouncer_cm_timer), so it is the compare against now (no tick since S_CTX_WAIT:
-  // now[0] unchanged) or against now + 1, both taken in S_CTX_WAIT.
-  logic        cx_due0_q, cx_due1_q, cx_now0_q;
+  // A timer job's "due" (now reached the deadline) in S_DISPATCH, the next cycle: `now` is
+  // then now + now_inc, so it is the compare against now or against now + 1 (now_p1_q), both
+  // taken in S_CTX_WAIT, picked by now_inc.
+  logic        cx_due_q;
   assign ctx_rd = ctx_rsp_rdata;
   always_ff @(posedge clk) begin
     if (state_q == S_CTX_WAIT && ctx_rsp_valid) begin
@@ -390,13 +414,12 @@ module bouncer_cm_engine #(
       cx_enh_q       <= (ctx_rd.req_rev == 8'd2) && ctx_rd.req_flags[4];
       cx_in_order_q  <= (r_seq == ctx_rd.rcv_nxt);
       cx_all_acked_q <= (r_ack == ctx_rd.snd_nxt);
-      cx_syn_dup_q   <= (r_seq + 32'd1 == ctx_rd.rcv_nxt);
+      cx_syn_dup_q   <= (r_seq_p1 == ctx_rd.rcv_nxt);
       // for ISS + 1 <= SEG.ACK <= SND.NXT: both relative to ISS + 1 (see plan_rx)
       cx_ack_ok_q    <= (r_ack + ~ctx_rd.iss) <= (ctx_rd.snd_nxt + ~ctx_rd.iss);
-      cx_due0_q      <= ctx_rd.ctx_valid && ctx_rd.timer_on && !($signed(now - ctx_rd.deadline) < 0);
-      cx_due1_q      <= ctx_rd.ctx_valid && ctx_rd.timer_on
-                        && !($signed(now + 32'd1 - ctx_rd.deadline) < 0);
-      cx_now0_q      <= now[0];
+      cx_due_q       <= ctx_rd.ctx_valid && ctx_rd.timer_on
+                        && (now_inc ? !($signed(now_p1_q - ctx_rd.deadline) < 0)
+                                    : !($signed(now - ctx_rd.deadline) < 0));
     end
   end
 
@@ -414,8 +437,10 @@ module bouncer_cm_engine #(
   assign pd_too_long = cx_enh_q ? ({6'd0, h_pd_len} > 16'(bouncer_regs_pkg::MPA_PD_MAX - 4))
                                 : ({6'd0, h_pd_len} > 16'(bouncer_regs_pkg::MPA_PD_MAX));
 
-  logic [31:0] seg_end;    // sequence number after this segment's data
-  assign seg_end = r_seq + {16'd0, r_len};
+  // The segment's end, added as the record is taken (r_*), so the adds are not in front of
+  // the plans: r_seg_end is the sequence number after its data, r_seg_end_sf after its data,
+  // SYN and FIN (what a RST in reply acknowledges).
+  logic [31:0] r_seg_end, r_seg_end_sf;
 
   logic [ADDR_W-1:0] slot_addr;
   assign slot_addr = pd_base + {{(ADDR_W-ID_W-9){1'b0}}, id_q, 9'd0};
@@ -471,7 +496,7 @@ module bouncer_cm_engine #(
     syn_ctx.listener   = 4'(lst_q);
     syn_ctx.auto_rej   = lk_full_q;     // BACKLOG mode, over the backlog: auto-reject
     syn_ctx.timer_on   = 1'b1;
-    syn_ctx.deadline   = now + rto_init;
+    syn_ctx.deadline   = dl_rto_q;
     syn_ctx.iss        = isn_q;
     syn_ctx.hw_node    = 1'b1;
   end
@@ -594,7 +619,7 @@ module bouncer_cm_engine #(
           nc_rx.state     = bouncer_regs_pkg::CM_STATE_ESTABLISHED;
           nc_rx.rtx_cnt   = '0;
           nc_rx.timer_on  = 1'b1;
-          nc_rx.deadline  = now + mpa_timeout;
+          nc_rx.deadline  = dl_mpa_q;
           pl_rx.tmr       = 1'b1;
           pl_rx.stat[ST_ESTAB] = 1'b1;
         end
@@ -610,7 +635,7 @@ module bouncer_cm_engine #(
                          ? bouncer_regs_pkg::CM_STATE_LAST_ACK : bouncer_regs_pkg::CM_STATE_FIN_WAIT1;
           nc_rx.rtx_cnt  = '0;
           nc_rx.timer_on = 1'b1;
-          nc_rx.deadline = now + rto_init;
+          nc_rx.deadline = dl_rto_q;
           pl_rx.tmr      = 1'b1;
           pl_rx.stat[ST_FIN_TX] = 1'b1;
         end
@@ -618,13 +643,13 @@ module bouncer_cm_engine #(
           nc_rx.state    = bouncer_regs_pkg::CM_STATE_FIN_WAIT2;
           nc_rx.rtx_cnt  = '0;
           nc_rx.timer_on = 1'b1;
-          nc_rx.deadline = now + fin_timeout;
+          nc_rx.deadline = dl_fin_q;
           pl_rx.tmr      = 1'b1;
         end
         bouncer_regs_pkg::CM_STATE_CLOSING: if (all_acked) begin
           nc_rx.state    = bouncer_regs_pkg::CM_STATE_TIME_WAIT;
           nc_rx.timer_on = 1'b1;
-          nc_rx.deadline = now + time_wait;
+          nc_rx.deadline = dl_tw_q;
           pl_rx.tmr      = 1'b1;
         end
         bouncer_regs_pkg::CM_STATE_LAST_ACK: if (all_acked) begin
@@ -669,7 +694,7 @@ module bouncer_cm_engine #(
           bouncer_regs_pkg::CM_STATE_FIN_WAIT2: begin
             nc_rx.state    = bouncer_regs_pkg::CM_STATE_TIME_WAIT;
             nc_rx.timer_on = 1'b1;
-            nc_rx.deadline = now + time_wait;
+            nc_rx.deadline = dl_tw_q;
             pl_rx.tmr      = 1'b1;
           end
           default: ;                                                // MPAREQ_RCVD, REJ_SENT: noted
@@ -756,7 +781,7 @@ module bouncer_cm_engine #(
     autorej  = mq_autorej_q;
     pl_mpa.kind_a = K_ACK;
     pl_mpa.seq_a  = ctx_q.snd_nxt;
-    pl_mpa.ack_a  = seg_end;
+    pl_mpa.ack_a  = r_seg_end;
     pl_mpa.ipid_a = ctx_q.ip_id;
     nc_mpa.reasm_on  = 1'b1;
     nc_mpa.reasm_idx = 4'(asm_rsp_buf);
@@ -777,13 +802,13 @@ module bouncer_cm_engine #(
       pl_mpa.stat[ST_RST_TX]  = 1'b1;
       pl_mpa.stat[ST_CLOSED]  = 1'b1;
     end else if (!complete) begin
-      nc_mpa.rcv_nxt = seg_end;
+      nc_mpa.rcv_nxt = r_seg_end;
       pl_mpa.ctrl_a  = 1'b1;
       pl_mpa.ctxwr   = 1'b1;
       pl_mpa.tmr     = 1'b1;
       pl_mpa.stat[ST_ACK_TX] = 1'b1;
     end else begin
-      nc_mpa.rcv_nxt     = seg_end;
+      nc_mpa.rcv_nxt     = r_seg_end;
       nc_mpa.req_rev     = asm_rsp_rev;
       nc_mpa.req_flags   = asm_rsp_flags;
       nc_mpa.req_ird_ord = enh_req ? asm_rsp_ird_ord : 32'd0;
@@ -806,7 +831,7 @@ module bouncer_cm_engine #(
         nc_mpa.state      = (apol == bouncer_regs_pkg::FIN_POLICY_IRDMA)
                           ? bouncer_regs_pkg::CM_STATE_FIN_WAIT1 : bouncer_regs_pkg::CM_STATE_REJ_SENT;
         nc_mpa.timer_on   = 1'b1;
-        nc_mpa.deadline   = now + rto_init;
+        nc_mpa.deadline   = dl_rto_q;
         pl_mpa.rej_fin    = (apol == bouncer_regs_pkg::FIN_POLICY_IRDMA);
         pl_mpa.stat[ST_FIN_TX] = (apol == bouncer_regs_pkg::FIN_POLICY_IRDMA);
         if (apol == bouncer_regs_pkg::FIN_POLICY_ABORT) begin
@@ -899,7 +924,7 @@ module bouncer_cm_engine #(
         pl_host.ctxwr = 1'b1;
         // host-written contexts (no peer model behind them) get no timer
         nc_host.timer_on = ctx_q.hw_node;
-        nc_host.deadline = now + rto_init;
+        nc_host.deadline = dl_rto_q;
         pl_host.tmr      = ctx_q.hw_node;
       end
     end
@@ -912,7 +937,7 @@ module bouncer_cm_engine #(
     pl_tmr = '0;
     nc_tmr = ctx_q;
     st = ctx_q.state;
-    due       = (now[0] != cx_now0_q) ? cx_due1_q : cx_due0_q;   // see cx_due0_q
+    due       = cx_due_q;
     exhausted = (ctx_q.rtx_cnt >= rtx_max);
     rej_again = (st == bouncer_regs_pkg::CM_STATE_REJ_SENT) || ctx_q.rej_fin;
     pl_tmr.seq_a  = ctx_q.snd_nxt;
@@ -977,7 +1002,7 @@ module bouncer_cm_engine #(
       endcase
       if (!pl_tmr.free && (pl_tmr.ctrl_a || pl_tmr.rej)) begin     // a retransmission
         nc_tmr.rtx_cnt  = ctx_q.rtx_cnt + 4'd1;
-        nc_tmr.deadline = now + rto_next_q;
+        nc_tmr.deadline = rtx_cap_q ? dl_max_q : dl_rtx_q;
         pl_tmr.ctxwr    = 1'b1;
         pl_tmr.tmr      = 1'b1;
       end
@@ -1053,7 +1078,13 @@ module bouncer_cm_engine #(
           r_ip_src   <= s_rec_ip_src;    r_ip_dst  <= s_rec_ip_dst;
           r_sport    <= s_rec_src_port;  r_dport   <= s_rec_dst_port;
           r_seq      <= s_rec_seq;       r_ack     <= s_rec_ack;
+          r_seq_p1   <= s_rec_seq + 32'd1;
+          r_mac_ok   <= promisc || (s_rec_eth_dst == port_mac);
+          r_ip_ok    <= (port_ip == 32'd0) || (s_rec_ip_dst == port_ip);
           r_flags    <= s_rec_flags;     r_len     <= s_rec_payload_len;
+          r_seg_end    <= s_rec_seq + {16'd0, s_rec_payload_len};
+          r_seg_end_sf <= s_rec_seq + {16'd0, s_rec_payload_len} + {31'd0, s_rec_flags[1]}
+                        + {31'd0, s_rec_flags[0]};
           state_q    <= S_RX_CLASSIFY;
         end else if (take_host) begin
           job_q        <= J_HOST;
@@ -1089,13 +1120,13 @@ module bouncer_cm_engine #(
         if (r_bad) begin
           p_q.stat[ST_RX_BAD] <= 1'b1;
           state_q <= E_DROP;
-        end else if (!promisc && r_eth_dst != port_mac) begin
+        end else if (!r_mac_ok) begin
           p_q.stat[ST_RX_FILTERED] <= 1'b1;   // another host's MAC, or a group MAC
           state_q <= E_DROP;
         end else if (!r_tcp) begin
           p_q.stat[ST_RX_NOT_TCP] <= 1'b1;
           state_q <= E_DROP;
-        end else if (port_ip != 32'd0 && r_ip_dst != port_ip) begin
+        end else if (!r_ip_ok) begin
           p_q.stat[ST_RX_FILTERED] <= 1'b1;   // for another host's IP: not routed
           state_q <= E_DROP;
         end else begin
@@ -1135,7 +1166,7 @@ module bouncer_cm_engine #(
           p_q.ctrl_a <= 1'b1;
           p_q.kind_a <= K_RST;
           p_q.seq_a  <= r_flags[4] ? r_ack : 32'd0;
-          p_q.ack_a  <= seg_end + {31'd0, r_flags[1]} + {31'd0, r_flags[0]};
+          p_q.ack_a  <= r_seg_end_sf;
           p_q.ipid_a <= 16'd0;
           state_q    <= E_DROP;
         end
@@ -1413,6 +1444,26 @@ module bouncer_cm_engine #(
     end
   end
 `ifndef SYNTHESIS
+  // the deadline registers hold now + (the timeout as of the previous cycle) in every cycle
+  // that follows a cycle out of reset (`now` jumps to its initial value at reset)
+  logic [31:0] a_rto_init_q, a_rto_max_q, a_mpa_timeout_q, a_fin_timeout_q, a_time_wait_q;
+  logic        a_started_q = 1'b0;
+  always_ff @(posedge clk) begin
+    a_rto_init_q    <= rto_init;
+    a_rto_max_q     <= rto_max;
+    a_mpa_timeout_q <= mpa_timeout;
+    a_fin_timeout_q <= fin_timeout;
+    a_time_wait_q   <= time_wait;
+    a_started_q     <= !rst;
+    if (a_started_q) begin
+      assert (now_p1_q == now + 32'd1);
+      assert (dl_rto_q == now + a_rto_init_q);
+      assert (dl_max_q == now + a_rto_max_q);
+      assert (dl_mpa_q == now + a_mpa_timeout_q);
+      assert (dl_fin_q == now + a_fin_timeout_q);
+      assert (dl_tw_q == now + a_time_wait_q);
+    end
+  end
   always_ff @(posedge clk) begin
     if (!rst) begin
       assert (sel_lk_q == (state_q == S_LST_WAIT));
@@ -1423,6 +1474,10 @@ module bouncer_cm_engine #(
         assert (lq_idx_q == lst_rd_idx && mq_idx_q == lst_rd_idx);
       end
       if (state_q == S_DISPATCH) begin
+        if (job_q == J_RX) begin
+          assert (r_seg_end == r_seq + {16'd0, r_len});
+          assert (r_seg_end_sf == r_seq + {16'd0, r_len} + {31'd0, r_flags[1]} + {31'd0, r_flags[0]});
+        end
         assert (cx_rev_ok_q == (ctx_q.req_rev == 8'd1 || ctx_q.req_rev == 8'd2));
         assert (cx_enh_q == (ctx_q.req_rev == 8'd2 && ctx_q.req_flags[4]));
         assert (cx_in_order_q == (r_seq == ctx_q.rcv_nxt));
@@ -1431,9 +1486,8 @@ module bouncer_cm_engine #(
         assert (cx_ack_ok_q == ((r_ack - ctx_q.iss - 32'd1) <= (ctx_q.snd_nxt - ctx_q.iss - 32'd1)));
         // a timer job retransmits only below rtx_max (at most 15), so rtx_cnt + 1 fits
         if (ctx_q.rtx_cnt != 4'hF)
-          assert (rto_next_q == rto_for(rto_init, rto_max, ctx_q.rtx_cnt + 4'd1));
-        assert (((now[0] != cx_now0_q) ? cx_due1_q : cx_due0_q)
-                == (ctx_q.ctx_valid && ctx_q.timer_on && !($signed(now - ctx_q.deadline) < 0)));
+          assert ((rtx_cap_q ? dl_max_q : dl_rtx_q) == now + rto_for(rto_init, rto_max, ctx_q.rtx_cnt + 4'd1));
+        assert (cx_due_q == (ctx_q.ctx_valid && ctx_q.timer_on && !($signed(now - ctx_q.deadline) < 0)));
       end
     end
   end

@@ -4,7 +4,9 @@
 // Time base: `now` counts ticks; it advances by one every max(tick_cycles, 1) core cycles
 // and wraps at 2^32 (starts at NOW_INIT after reset, a test hook). A deadline has passed
 // when signed'(now - deadline) >= 0, so deadlines up to 2^31 - 1 ticks ahead work across
-// the wrap.
+// the wrap. `now_inc` says that `now` advances at the next clock edge (now + now_inc is the
+// next value), so a consumer can register now + x + now_inc and have exactly now + x in
+// every cycle.
 //
 // State: entry per id {on, deadline[31:0]} in one simple dual-port RAM of 2**ID_W x 33
 // (BRAM/URAM after synthesis): the write port takes `set_*` (arm with set_deadline when
@@ -38,6 +40,7 @@ module bouncer_cm_timer #(
   input  wire             rst,
   input  wire [31:0]      tick_cycles,
   output logic [31:0]     now,
+  output logic            now_inc,        // `now` advances by one at the next clock edge
   output logic            init_done,
 
   input  wire             set_valid,
@@ -54,31 +57,43 @@ module bouncer_cm_timer #(
   localparam int DEPTH = 1 << FIFO_LOG2;
 
   // ---------------------------------------------------------------- time base
+  // pre_q counts the cycles since `now` last advanced. inc_q says that `now` advances at the
+  // next edge; it is decided a cycle ahead (pre_q + 2 >= tick_cycles, against registered
+  // copies of tick_cycles), so a consumer can register now + x + now_inc and hold exactly
+  // now + x in every cycle (bouncer_cm_engine's deadlines) without the prescaler compare in
+  // front of its add. A tick_cycles change takes effect two cycles later.
   logic [31:0] pre_q, pre_d;
   logic [31:0] now_q, now_d;
-  logic [31:0] tc;
+  logic        inc_q, inc_d;
+  logic [31:0] tcm2_q;   // tick_cycles - 2 (don't care when tcle2_q)
+  logic        tcle2_q;  // tick_cycles <= 2: `now` advances at least every other cycle
 
   always_comb begin
-    tc = (tick_cycles == 32'd0) ? 32'd1 : tick_cycles;
-    if ({1'b0, pre_q} + 33'd1 >= {1'b0, tc}) begin
+    if (inc_q) begin
       pre_d = '0;
-      now_d = now_q + 32'd1;
+      inc_d = (tick_cycles <= 32'd1);           // 0 acts as 1
     end else begin
       pre_d = pre_q + 32'd1;
-      now_d = now_q;
+      inc_d = tcle2_q || (pre_q >= tcm2_q);     // pre_d + 1 >= tick_cycles
+    end
+    now_d = now_q + {31'd0, inc_q};
+    if (rst) begin
+      pre_d = '0;
+      inc_d = (tick_cycles <= 32'd1);
+      now_d = NOW_INIT;
     end
   end
 
   always_ff @(posedge clk) begin
-    pre_q <= pre_d;
-    now_q <= now_d;
-    if (rst) begin
-      pre_q <= '0;
-      now_q <= NOW_INIT;
-    end
+    pre_q   <= pre_d;
+    now_q   <= now_d;
+    inc_q   <= inc_d;
+    tcm2_q  <= tick_cycles - 32'd2;
+    tcle2_q <= (tick_cycles <= 32'd2);
   end
 
-  assign now = now_q;
+  assign now     = now_q;
+  assign now_inc = inc_q;
 
   // ---------------------------------------------------------------- reset sweep
   logic          init_q;

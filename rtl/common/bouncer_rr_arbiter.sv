@@ -17,7 +17,10 @@ module bouncer_rr_arbiter #(
   output logic [W-1:0] grant
 );
 
-  logic [W-1:0] last_q;
+  // Kept binary: Yosys' FSM pass would otherwise recode the pointer one-hot (it is loaded only
+  // from the constants of the grant mux), which puts N pointer bits instead of W in front of
+  // every grant bit and made the requests -> pointer path about 1.5 LUT levels deeper.
+  (* fsm_encoding = "none" *) logic [W-1:0] last_q;
 
   // The winner is the lowest requester above last_q, else the lowest requester overall: the
   // same order as searching last_q+1, last_q+2, ... modulo N, without an adder or a divider

@@ -6,8 +6,8 @@
 //   itself, the core latches it per port at frame boundaries.
 // - Writes: AW and W are taken together; B follows one cycle later. A write to a
 //   doorbell produces a one-cycle *_db pulse with the written index.
-// - Reads: one at a time. ARREADY follows ARVALID by one cycle (the address is first decoded
-//   into a registered one-hot select; ARADDR must be held until AR is taken, as AXI requires)
+// - Reads: one at a time. ARREADY follows ARVALID by one cycle (the address is first
+//   pre-decoded into registered selects; ARADDR must be held until AR is taken, as AXI requires)
 //   and R follows AR by one cycle (the read mux is registered): RVALID rises 2 cycles after
 //   ARVALID. The value and the read side effects (CYCLE_HI latch, probe_pop) are those of
 //   the AR handshake cycle. Back-to-back reads take 2 cycles each.
@@ -16,9 +16,10 @@
 //   SQ_BASE_LO + n * 0x20 (base, size, CI, PI) and its push page is at
 //   PUSH_PAGE + n * 0x40. SQ_DB / SQ_PUSH_DB carry the SQ number in bits 23:16 and the
 //   producer index in bits 14:0: the registered sq_db pulse names the SQ (sq_db_sq) and says
-//   whether it was a push doorbell. A doorbell for an SQ >= NUM_SQ changes nothing, gives no
-//   pulse and counts in STAT_SQ_DB_BAD (it is not a queue error); blocks and pages of
-//   SQs >= NUM_SQ read 0 and ignore writes.
+//   whether it was a push doorbell (sq_db_sq, sq_db_push and sq_db_pi are valid with the
+//   pulse only: they follow every doorbell write). A doorbell for an SQ >= NUM_SQ changes
+//   nothing, gives no pulse and counts in STAT_SQ_DB_BAD (it is not a queue error); blocks
+//   and pages of SQs >= NUM_SQ read 0 and ignore writes.
 // - QERR: a doorbell (SQ_DB, SQ_PUSH_DB for SQ n, CQP_DB) is checked in its write cycle
 //   against that ring's own size, PI, CI and base: an index at or above the ring size, an
 //   index that would reduce the posted-but-unconsumed count (the producer lapped the
@@ -237,52 +238,89 @@ module bouncer_axil_regs #(
     else clamp_log2 = v[3:0];
   endfunction
 
-  // Doorbell checks (QERR): the cause a doorbell to a ring would raise, in priority order.
-  // idx is the new producer index, pi/ci the ring's current ones.
+  // Doorbell checks (QERR): whether a doorbell to a ring passes, and if not the cause it
+  // raises, in priority order. idx is the new producer index, pi/ci the ring's current ones.
   logic [3:0] sq_qerr_q [NUM_SQ];
   logic [3:0] cqp_qerr_q;
-  // Doorbell check of one ring. A new PI is accepted when it is < the ring size and the
-  // posted-but-unconsumed count after it stays below the size: ((idx - ci) mod size) >=
-  // ((pi - ci) mod size). That is the same as idx lying in the cyclic interval [pi, ci - 1]
-  // (mod size), which is written here without a subtraction: every compare is of two
-  // registers or a register and the written index, side by side (no adder in front of a
-  // comparator on the doorbell -> sq_db path). The index mask is a register (see *_mask_q).
-  function automatic logic [3:0] db_cause(input logic [14:0] idx, input logic [14:0] pi,
-                                          input logic [14:0] ci, input logic [14:0] mask,
+  // Doorbell check of one ring: {index ok, cause}. A new PI is accepted when it is < the ring
+  // size and the posted-but-unconsumed count after it stays below the size: ((idx - ci) mod
+  // size) >= ((pi - ci) mod size). That is the same as idx lying in the cyclic interval
+  // [pi, ci - 1] (mod size; the whole ring when pi = ci), which is written here without a
+  // subtraction: three compares side by side, each of two registers or of a register and
+  // the written index (no adder in front of a comparator on the doorbell -> sq_db path):
+  //   ci > pi:  pi <= idx < ci
+  //   ci <= pi: idx >= pi or idx < ci (the interval wraps past the ring's end; for ci = 0
+  //             idx < ci is false and it is [pi, size - 1])
+  // The index-ok bit is an explicit AND of the checks, not "cause == NONE" behind the
+  // priority chain, so sq_db does not wait for the cause encoding; the size check is a compare
+  // with the registered ring size (*_lim_q) like the others. The CI used is the current one
+  // (sq_ci in the doorbell's cycle): a registered, one cycle old CI would never let a bad
+  // doorbell through (the CI only moves towards PI, so the old interval lies inside the
+  // current one) but would raise a false DB_LAP for a doorbell that fills the slot freed in
+  // that very cycle, which the check must accept.
+  function automatic logic [4:0] db_check(input logic [14:0] idx, input logic [14:0] pi,
+                                          input logic [14:0] ci, input logic [15:0] lim,
                                           input logic ring_misaligned,
                                           input logic cq_misaligned);
-    logic le_lim, wrap, in_iv;
-    le_lim = (ci == 15'd0) || (idx < ci);   // idx <= ci - 1 (mod size), idx < size
-    wrap   = (ci != 15'd0) && (pi >= ci);   // [pi, ci - 1] wraps past the ring's end
-    in_iv  = wrap ? (idx >= pi || le_lim) : (idx >= pi && le_lim);
-    if ((idx & ~mask) != 15'd0)  db_cause = bouncer_regs_pkg::QERR_CAUSE_DB_RANGE;
-    else if (!in_iv)             db_cause = bouncer_regs_pkg::QERR_CAUSE_DB_LAP;
-    else if (ring_misaligned)    db_cause = bouncer_regs_pkg::QERR_CAUSE_RING_ALIGN;
-    else if (cq_misaligned)      db_cause = bouncer_regs_pkg::QERR_CAUSE_CQ_ALIGN;
-    else                         db_cause = bouncer_regs_pkg::QERR_CAUSE_NONE;
+    logic range, ge_pi, lt_ci, wrap, in_iv, lap;
+    range  = {1'b0, idx} >= lim;       // idx >= the ring size
+    ge_pi  = idx >= pi;
+    lt_ci  = idx < ci;
+    wrap   = pi >= ci;                 // [pi, ci - 1] wraps past the ring's end
+    in_iv  = (ge_pi && lt_ci) || (wrap && (ge_pi || lt_ci));
+    lap    = !in_iv;
+    db_check[4] = !range && !lap;      // the index checks alone
+    if (range)                db_check[3:0] = bouncer_regs_pkg::QERR_CAUSE_DB_RANGE;
+    else if (lap)             db_check[3:0] = bouncer_regs_pkg::QERR_CAUSE_DB_LAP;
+    else if (ring_misaligned) db_check[3:0] = bouncer_regs_pkg::QERR_CAUSE_RING_ALIGN;
+    else if (cq_misaligned)   db_check[3:0] = bouncer_regs_pkg::QERR_CAUSE_CQ_ALIGN;
+    else                      db_check[3:0] = bouncer_regs_pkg::QERR_CAUSE_NONE;
   endfunction
-  // The ring index masks are registers: a SIZE write changes a ring's size and a doorbell
-  // is taken 2 cycles later at the earliest (B is answered the cycle after the write, and
-  // the next write is taken only after that), by which time the mask has followed.
-  logic [14:0] sq_mask_q [NUM_SQ];
-  logic [14:0] cqp_mask_q;
+  // The ring sizes and the per-ring state the check reads besides PI and CI are flops
+  // computed from the ring's registers: a register write changes them and a doorbell is taken
+  // 2 cycles later at the earliest (B is answered the cycle after the write, and the next
+  // write is taken only after that), by which time these have followed; that holds for a
+  // doorbell's own QERR change too. So the accept decision sees one flop (*_ok_q) besides the
+  // index compares, not the 6-bit alignment ORs and the QERR compare.
+  logic [15:0]       sq_lim_q [NUM_SQ];   // ring size (entries)
+  logic [15:0]       cqp_lim_q;
+  logic [NUM_SQ-1:0] sq_open_q;       // SQ n has no queue error (QERR.SQn = NONE)
+  logic [NUM_SQ-1:0] sq_ring_mis_q;   // SQ n's ring base is not 64-byte aligned
+  logic [NUM_SQ-1:0] sq_ok_q;         // SQ n is open and its ring and the CQ base are aligned
+  logic              cq_mis_q;        // the CQ base is not 32-byte aligned
+  logic              cqp_open_q, cqp_ring_mis_q, ccq_mis_q, cqp_ok_q;   // the same for the CQP
   always_ff @(posedge clk) begin
-    for (int n = 0; n < NUM_SQ; n++)
-      sq_mask_q[n] <= bouncer_util_pkg::ring_mask(rst ? 4'(bouncer_regs_pkg::RING_LOG2_MIN)
-                                                      : sq_size_q[n]);
-    cqp_mask_q <= bouncer_util_pkg::ring_mask(rst ? 4'(bouncer_regs_pkg::RING_LOG2_MIN)
-                                                  : cqp_size_q);
+    for (int n = 0; n < NUM_SQ; n++) begin
+      sq_lim_q[n]      <= 16'd1 << (rst ? 4'(bouncer_regs_pkg::RING_LOG2_MIN) : sq_size_q[n]);
+      sq_open_q[n]     <= rst || sq_qerr_q[n] == bouncer_regs_pkg::QERR_CAUSE_NONE;
+      sq_ring_mis_q[n] <= !rst && sq_base_q[n][5:0] != 6'd0;
+      sq_ok_q[n]       <= rst || (sq_qerr_q[n] == bouncer_regs_pkg::QERR_CAUSE_NONE
+                                  && sq_base_q[n][5:0] == 6'd0 && cq_base_q[4:0] == 5'd0);
+    end
+    cq_mis_q       <= !rst && cq_base_q[4:0] != 5'd0;
+    cqp_lim_q      <= 16'd1 << (rst ? 4'(bouncer_regs_pkg::RING_LOG2_MIN) : cqp_size_q);
+    cqp_open_q     <= rst || cqp_qerr_q == bouncer_regs_pkg::QERR_CAUSE_NONE;
+    cqp_ring_mis_q <= !rst && cqp_base_q[5:0] != 6'd0;
+    ccq_mis_q      <= !rst && ccq_base_q[4:0] != 5'd0;
+    cqp_ok_q       <= rst || (cqp_qerr_q == bouncer_regs_pkg::QERR_CAUSE_NONE
+                              && cqp_base_q[5:0] == 6'd0 && ccq_base_q[4:0] == 5'd0);
   end
   // one check per SQ in parallel (no mux of SQ state in front of it); the doorbell's SQ
-  // number picks which one applies
-  logic [3:0] sq_db_cause [NUM_SQ];
-  logic [3:0] cqp_db_cause;
+  // number picks which one applies. *_db_acc: the doorbell is accepted (the ring is open and
+  // aligned, the index passes); else, if the ring is open, it is rejected with *_db_cause.
+  logic [NUM_SQ-1:0] sq_idx_ok, sq_db_acc;
+  logic [3:0]        sq_db_cause [NUM_SQ];
+  logic              cqp_idx_ok, cqp_db_acc;
+  logic [3:0]        cqp_db_cause;
   for (genvar n = 0; n < NUM_SQ; n++) begin : g_sq_cause
-    assign sq_db_cause[n] = db_cause(wr_data[14:0], sq_pi_q[n], sq_ci[15*n +: 15], sq_mask_q[n],
-                                     sq_base_q[n][5:0] != 6'd0, cq_base_q[4:0] != 5'd0);
+    assign {sq_idx_ok[n], sq_db_cause[n]} =
+        db_check(wr_data[14:0], sq_pi_q[n], sq_ci[15*n +: 15], sq_lim_q[n], sq_ring_mis_q[n],
+                 cq_mis_q);
+    assign sq_db_acc[n] = sq_idx_ok[n] && sq_ok_q[n];
   end
-  assign cqp_db_cause = db_cause(wr_data[14:0], cqp_pi_q, cqp_ci, cqp_mask_q,
-                                 cqp_base_q[5:0] != 6'd0, ccq_base_q[4:0] != 5'd0);
+  assign {cqp_idx_ok, cqp_db_cause} = db_check(wr_data[14:0], cqp_pi_q, cqp_ci, cqp_lim_q,
+                                               cqp_ring_mis_q, ccq_mis_q);
+  assign cqp_db_acc = cqp_idx_ok && cqp_ok_q;
 
   // push page write decode: page n = address bits 7:6 inside the 256-byte push window
   localparam logic [15:0] PUSH_OFF = 16'(bouncer_regs_pkg::PUSH_PAGE_OFFSET);
@@ -313,6 +351,37 @@ module bouncer_axil_regs #(
   assign db_sq = wr_data[bouncer_regs_pkg::REG_SQ_DB_SQ_LSB +: 8];
   assign db_ok = db_sq < 8'(NUM_SQ);
 
+  // The sq_db pulse and the push page armed flags, written so that the doorbell check
+  // (sq_db_acc, behind the compares' carry chains) meets the write decode as late as possible:
+  // ABC takes carry outputs as early and otherwise stacks LUTs behind them (sq_db was 6.125
+  // levels in the kernel). sq_db: a doorbell to a valid SQ that is accepted; the write decode
+  // (db_any) is the flop's synchronous reset and its data the accept bit picked by the SQ
+  // number bits. push_armed: a push page write or the SQ's SIZE write disarms it, and so do
+  // the engine taking the image (push_take) and a push doorbell to the open SQ that is not
+  // accepted; an accepted push doorbell arms it (first).
+  logic              db_any;       // a doorbell write for a valid SQ
+  logic [3:0]        db_acc4;      // sq_db_acc, 4 wide (SQs >= NUM_SQ: 0)
+  logic [NUM_SQ-1:0] push_db_hit, push_clr;
+  assign db_any  = wr_fire && (wr_addr[15:0] == bouncer_regs_pkg::REG_SQ_DB
+                               || wr_addr[15:0] == bouncer_regs_pkg::REG_SQ_PUSH_DB) && db_ok;
+  assign db_acc4 = 4'(sq_db_acc);
+  always_comb begin
+    for (int n = 0; n < NUM_SQ; n++) begin
+      push_db_hit[n] = wr_fire && wr_addr[15:0] == bouncer_regs_pkg::REG_SQ_PUSH_DB
+                    && db_sq == 8'(n);
+      push_clr[n]    = push_take[n]
+                    || (push_page_wr && push_page == 2'(n))
+                    || (sqblk_wr && sqblk_n == 2'(n) && sqblk_r == SQR_SIZE)
+                    || (push_db_hit[n] && sq_open_q[n]);
+    end
+  end
+  always_ff @(posedge clk) begin
+    sq_db_q <= (rst || !db_any) ? 1'b0 : db_acc4[db_sq[1:0]];
+    for (int n = 0; n < NUM_SQ; n++)
+      push_armed_q[n] <= !rst && ((push_db_hit[n] && sq_db_acc[n])
+                                  || (push_armed_q[n] && !push_clr[n]));
+  end
+
   always_ff @(posedge clk) begin
     sq_reset_q  <= '0;
     sq_db_push_q <= 1'b0;
@@ -320,14 +389,11 @@ module bouncer_axil_regs #(
     cqp_reset_q <= 1'b0;
     ccq_reset_q <= 1'b0;
     aeq_reset_q <= 1'b0;
-    sq_db_q     <= 1'b0;
     probe_clr_q <= 1'b0;
     cycle_q     <= cycle_q + 64'd1;
 
     if (s_axil_bready) bvalid_q <= 1'b0;
     if (wr_fire) bvalid_q <= 1'b1;
-
-    for (int n = 0; n < NUM_SQ; n++) if (push_take[n]) push_armed_q[n] <= 1'b0;
 
     if (push_page_wr) begin
       for (int n = 0; n < NUM_SQ; n++) begin
@@ -336,7 +402,6 @@ module bouncer_axil_regs #(
             if (push_word == 4'(w))
               push_q[n][32*w +: 32] <= merge(push_q[n][32*w +: 32], wr_data, s_axil_wstrb);
           end
-          push_armed_q[n] <= 1'b0;
         end
       end
     end else if (sqblk_wr) begin
@@ -348,7 +413,6 @@ module bouncer_axil_regs #(
             sq_size_q[n]    <= clamp_log2(wr_data);
             sq_pi_q[n]      <= '0;
             sq_reset_q[n]   <= 1'b1;
-            push_armed_q[n] <= 1'b0;
             sq_qerr_q[n]    <= bouncer_regs_pkg::QERR_CAUSE_NONE;
           end
         end
@@ -361,25 +425,25 @@ module bouncer_axil_regs #(
         end
         bouncer_regs_pkg::REG_SCRATCH:     scratch_q <= merge(scratch_q, wr_data, s_axil_wstrb);
         bouncer_regs_pkg::REG_SQ_DB, bouncer_regs_pkg::REG_SQ_PUSH_DB: begin
+          // The pulse's SQ, index and kind follow every doorbell (they only mean something
+          // with the sq_db pulse), so they do not wait for the check.
+          sq_db_sq_q   <= db_sq[1:0];
+          sq_db_pi_q   <= wr_data[14:0];
+          sq_db_push_q <= (wr_addr[15:0] == bouncer_regs_pkg::REG_SQ_PUSH_DB);
           if (db_ok) begin
             for (int n = 0; n < NUM_SQ; n++) begin
-              // a doorbell to an SQ in error, or one that would put it in error, changes
-              // nothing but that SQ's cause (a bad push doorbell disarms its page)
-              if (db_sq == 8'(n) && sq_qerr_q[n] == bouncer_regs_pkg::QERR_CAUSE_NONE) begin
-                if (sq_db_cause[n] != bouncer_regs_pkg::QERR_CAUSE_NONE) begin
+              if (db_sq == 8'(n)) begin
+                // A doorbell to an open SQ sets its cause (NONE when it is accepted: an open
+                // SQ's cause is NONE already) and, if accepted, its PI; a push doorbell also
+                // sets the page's index (only meaningful while armed; push_armed_q above
+                // arms the page when the doorbell is accepted and disarms it when not). A
+                // doorbell to an SQ in error changes nothing.
+                if (sq_open_q[n]) begin
                   sq_qerr_q[n] <= sq_db_cause[n];
-                  if (wr_addr[15:0] == bouncer_regs_pkg::REG_SQ_PUSH_DB) push_armed_q[n] <= 1'b0;
-                end else begin
-                  sq_pi_q[n] <= wr_data[14:0];
-                  if (wr_addr[15:0] == bouncer_regs_pkg::REG_SQ_PUSH_DB) begin
-                    push_armed_q[n] <= 1'b1;
-                    push_idx_q[n]   <= wr_data[14:0] - 15'd1;
-                  end
-                  sq_db_q      <= 1'b1;
-                  sq_db_sq_q   <= db_sq[1:0];
-                  sq_db_pi_q   <= wr_data[14:0];
-                  sq_db_push_q <= (wr_addr[15:0] == bouncer_regs_pkg::REG_SQ_PUSH_DB);
+                  if (wr_addr[15:0] == bouncer_regs_pkg::REG_SQ_PUSH_DB)
+                    push_idx_q[n] <= wr_data[14:0] - 15'd1;
                 end
+                if (sq_db_acc[n]) sq_pi_q[n] <= wr_data[14:0];
               end
             end
           end else begin
@@ -402,9 +466,9 @@ module bouncer_axil_regs #(
           cqp_reset_q <= 1'b1;
           cqp_qerr_q  <= bouncer_regs_pkg::QERR_CAUSE_NONE;
         end
-        bouncer_regs_pkg::REG_CQP_DB: if (cqp_qerr_q == bouncer_regs_pkg::QERR_CAUSE_NONE) begin
-          if (cqp_db_cause != bouncer_regs_pkg::QERR_CAUSE_NONE) cqp_qerr_q <= cqp_db_cause;
-          else cqp_pi_q <= wr_data[14:0];
+        bouncer_regs_pkg::REG_CQP_DB: begin   // as for an SQ
+          if (cqp_open_q) cqp_qerr_q <= cqp_db_cause;
+          if (cqp_db_acc) cqp_pi_q <= wr_data[14:0];
         end
         bouncer_regs_pkg::REG_CCQ_BASE_LO: ccq_base_q[31:0] <= wr_data;
         bouncer_regs_pkg::REG_CCQ_BASE_HI: ccq_base_q[63:32] <= wr_data;
@@ -498,7 +562,6 @@ module bouncer_axil_regs #(
         sq_qerr_q[n]  <= bouncer_regs_pkg::QERR_CAUSE_NONE;
       end
       sq_reset_q   <= '0;
-      sq_db_q      <= 1'b0;
       sq_db_sq_q   <= '0;
       sq_db_pi_q   <= '0;
       sq_db_push_q <= 1'b0;
@@ -513,7 +576,6 @@ module bouncer_axil_regs #(
       cq_head_q    <= '0;
       cqp_pi_q     <= '0;
       ccq_head_q   <= '0;
-      push_armed_q <= '0;
       cycle_q      <= '0;
       st_frames_q    <= '0;
       st_bytes_q     <= '0;
@@ -559,22 +621,31 @@ module bouncer_axil_regs #(
   // ------------------------------------------------------------------ read channel
   // Two steps, so that no path runs from ARADDR through the address compare into the wide
   // read mux (that was 6.5 LUT levels):
-  // 1. decode: while ARVALID is up (and no response is held), the word address is compared
-  //    with every word of 0x000..0x7FF and the hits registered as a one-hot rd_sel_q (all 0
-  //    for addresses >= 0x800); rd_dec_q says it is valid. ARREADY is rd_dec_q, so AR is
-  //    taken the cycle after ARVALID rises (the master holds ARADDR until then).
-  // 2. AR handshake: the registered select picks the value (a flat AND-OR, no compare) into
-  //    rdata_q, and read side effects (CYCLE_HI latch, probe_pop) happen, exactly once per
-  //    read. RVALID follows one cycle later and is held until RREADY.
+  // 1. decode: while ARVALID is up (and no response is held), the address is pre-decoded into
+  //    a registered one-hot rd_grp_q of its 64-byte group (16 words; all 0 for addresses past
+  //    the last group that holds a register) and the registered word index rd_word_q
+  //    inside the group; rd_dec_q says they are valid. ARREADY is rd_dec_q, so AR is taken
+  //    the cycle after ARVALID rises (the master holds ARADDR until then). Registering the
+  //    group and the word rather than a one-hot of all 512 words keeps the decode state (and
+  //    the formal models) small; the two read side effects get their own decoded flops.
+  // 2. AR handshake: per group a 16:1 mux tree on rd_word_q (no compare), ANDed with the
+  //    group's select bit and ORed over the groups, picks the value into rdata_q, and read side
+  //    effects (CYCLE_HI latch, probe_pop) happen, exactly once per read. RVALID follows one
+  //    cycle later and is held until RREADY.
   // A new decode may start in the cycle the R handshake ends a read, so back-to-back reads
   // take 2 cycles each, as with a plain registered mux.
-  localparam int RD_WORDS = 512;   // words 0x000..0x7FF: every readable register
+  // 64-byte groups 0 .. RD_GRPS - 1 hold every readable register (the SQ blocks are last)
+  localparam int RD_GRPS = (32'(SQBLK_OFF) + 32 * NUM_SQ + 63) / 64;
   logic                rvalid_q;
   logic [31:0]         rdata_q;
   logic [31:0]         rd_mux;
   logic                rd_dec_q;
   logic                ar_fire;
-  logic [RD_WORDS-1:0] rd_sel_d, rd_sel_q;
+  logic [RD_GRPS-1:0]  rd_grp_d, rd_grp_q;
+  logic [3:0]          rd_word_q;
+  logic                rd_cyc_lo_q, rd_probe_lo_q;   // the word is CYCLE_LO / PROBE_DATA_LO
+  // the read table: word w (address 4 w) at bits 32 w +: 32; words not set read 0
+  logic [RD_GRPS*16*32-1:0] rd_tab;
 
   assign ar_fire        = s_axil_arvalid && rd_dec_q;
   assign s_axil_arready = rd_dec_q;
@@ -583,18 +654,23 @@ module bouncer_axil_regs #(
   assign s_axil_rresp   = 2'b00;
 
   always_comb begin
-    for (int i = 0; i < RD_WORDS; i++) rd_sel_d[i] = s_axil_araddr[15:2] == 14'(i);
+    for (int g = 0; g < RD_GRPS; g++) rd_grp_d[g] = s_axil_araddr[15:6] == 10'(g);
   end
 
-  // The registered select of the register at offset off (a word below 0x800: off is a
-  // constant, the checks fold away), and that register's source of the read mux: v when
-  // selected, else 0.
-  function automatic logic rd_hit(input logic [RD_WORDS-1:0] sel, input logic [15:0] off);
-    rd_hit = off[15:11] == 5'd0 && off[1:0] == 2'd0 && sel[off[10:2]];
+  // Bit offset in rd_tab of the register at byte offset off (a constant, a multiple of 4).
+  function automatic int rd_at(input logic [15:0] off);
+    rd_at = 8 * 32'(off);
   endfunction
-  function automatic logic [31:0] rd_src(input logic [RD_WORDS-1:0] sel, input logic [15:0] off,
-                                         input logic [31:0] v);
-    rd_src = {32{rd_hit(sel, off)}} & v;
+  // The word w of one group's 16 (t: 16 words, word w at bits 32 w +: 32): a binary mux tree
+  // on the registered word index (constant-0 words fold away).
+  function automatic logic [31:0] rd_word_mux(input logic [511:0] t, input logic [3:0] w);
+    logic [255:0] l1;
+    logic [127:0] l2;
+    logic [63:0]  l3;
+    for (int i = 0; i < 8; i++) l1[32*i +: 32] = w[0] ? t[64*i + 32 +: 32] : t[64*i +: 32];
+    for (int i = 0; i < 4; i++) l2[32*i +: 32] = w[1] ? l1[64*i + 32 +: 32] : l1[64*i +: 32];
+    for (int i = 0; i < 2; i++) l3[32*i +: 32] = w[2] ? l2[64*i + 32 +: 32] : l2[64*i +: 32];
+    rd_word_mux = w[3] ? l3[63:32] : l3[31:0];
   endfunction
 
   localparam logic [31:0] CAPS_VALUE =
@@ -613,116 +689,123 @@ module bouncer_axil_regs #(
     qerr_value[bouncer_regs_pkg::REG_QERR_CQP_LSB +: 4] = cqp_qerr_q;
   end
 
-  // Every readable register ANDed with its select bit and the results ORed (at most one
-  // select is set): a flat AND-OR from flops. Words not listed (ISN_KEY is write-only, gaps,
-  // blocks of SQs >= NUM_SQ, the push pages and everything >= 0x800) read 0.
+  // The read table: every readable register at its word (rd_tab bits 32 w +: 32 for the
+  // register at 4 w). Words not set (ISN_KEY is write-only, gaps, blocks of SQs >= NUM_SQ)
+  // read 0; so does every address past the last group (no group selected), the push pages
+  // included.
   always_comb begin
-    rd_mux = 32'd0;
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_ID, bouncer_regs_pkg::ID_VALUE);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_VERSION, bouncer_regs_pkg::VERSION_VALUE);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CAPS, CAPS_VALUE);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CTRL,
-                     (32'(enable_q) << bouncer_regs_pkg::REG_CTRL_ENABLE_LSB)
-                   | (32'(loopback_q) << bouncer_regs_pkg::REG_CTRL_LOOPBACK_LSB));
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STATUS,      {25'd0, status});
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_SCRATCH,     scratch_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CYCLE_LO,    cycle_q[31:0]);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CYCLE_HI,    cycle_hi_latch_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_QERR,        qerr_value);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQ_BASE_LO,  cq_base_q[31:0]);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQ_BASE_HI,  cq_base_q[63:32]);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQ_SIZE,     {28'd0, cq_size_q});
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQ_HEAD,     {17'd0, cq_head_q});
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQ_TAIL,     {17'd0, cq_tail});
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQP_BASE_LO, cqp_base_q[31:0]);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQP_BASE_HI, cqp_base_q[63:32]);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQP_SIZE,    {28'd0, cqp_size_q});
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CQP_CI,      {17'd0, cqp_ci});
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CCQ_BASE_LO, ccq_base_q[31:0]);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CCQ_BASE_HI, ccq_base_q[63:32]);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CCQ_SIZE,    {28'd0, ccq_size_q});
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CCQ_HEAD,    {17'd0, ccq_head_q});
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CCQ_TAIL,    {17'd0, ccq_tail});
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_TX_FRAMES,    st_frames_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_TX_BYTES,     st_bytes_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_SQ_WQES,      st_sq_wqes_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_SQ_ERRORS,    st_sq_err_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_PUSH_USED,    st_push_used_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_PUSH_DROPPED, st_push_drop_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_CQP_WQES,     st_cqp_wqes_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_LAST_LATENCY, st_latency_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_SQ_DB_BAD,    st_db_bad_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_AEQ_BASE_LO, aeq_base_q[31:0]);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_AEQ_BASE_HI, aeq_base_q[63:32]);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_AEQ_SIZE,    {28'd0, aeq_size_q});
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_AEQ_HEAD,    {17'd0, aeq_head_q});
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_AEQ_TAIL,    {17'd0, aeq_tail});
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PD_BASE_LO,  pd_base_q[31:0]);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PD_BASE_HI,  pd_base_q[63:32]);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_TIMER_TICK,  timer_tick_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_RTO_INIT,    rto_init_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_RTO_MAX,     rto_max_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_RTX_MAX,     {28'd0, rtx_max_q});
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_MPA_TIMEOUT, mpa_timeout_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_FIN_TIMEOUT, fin_timeout_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_TIME_WAIT,   time_wait_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_TCP_CFG,
-                     (32'(tcp_mss_q) << bouncer_regs_pkg::REG_TCP_CFG_MSS_LSB)
-                   | (32'(tcp_wscale_q) << bouncer_regs_pkg::REG_TCP_CFG_WSCALE_LSB));
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_TCP_WND,     {16'd0, tcp_wnd_q});
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CM_CONNS,    {15'd0, cm_conns});
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_CM_ROUTE,
-                     32'(cm_promisc_q) << bouncer_regs_pkg::REG_CM_ROUTE_PROMISC_LSB);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_DMA_TIMEOUT,      dma_timeout_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_DMA_RD_ERR,  st_dma_rd_err_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_DMA_WR_ERR,  st_dma_wr_err_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_DMA_TIMEOUT, st_dma_to_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PORT_MAC_LO,      port_mac_q[31:0]);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PORT_MAC_HI,      {16'd0, port_mac_q[47:32]});
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PORT_IP,          port_ip_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_RX_FILTERED, st_rx_filt_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_RX_STRAY,    st_rx_stray_q);
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PROBE_CTRL,
-                     32'(probe_en_q) << bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB);
+    for (int g = 0; g < RD_GRPS; g++) rd_tab[512*g +: 512] = '0;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_ID) +: 32]      = bouncer_regs_pkg::ID_VALUE;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_VERSION) +: 32] = bouncer_regs_pkg::VERSION_VALUE;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CAPS) +: 32]    = CAPS_VALUE;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CTRL) +: 32] =
+        (32'(enable_q) << bouncer_regs_pkg::REG_CTRL_ENABLE_LSB)
+      | (32'(loopback_q) << bouncer_regs_pkg::REG_CTRL_LOOPBACK_LSB);
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STATUS) +: 32]      = {25'd0, status};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_SCRATCH) +: 32]     = scratch_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CYCLE_LO) +: 32]    = cycle_q[31:0];
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CYCLE_HI) +: 32]    = cycle_hi_latch_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_QERR) +: 32]        = qerr_value;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CQ_BASE_LO) +: 32]  = cq_base_q[31:0];
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CQ_BASE_HI) +: 32]  = cq_base_q[63:32];
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CQ_SIZE) +: 32]     = {28'd0, cq_size_q};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CQ_HEAD) +: 32]     = {17'd0, cq_head_q};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CQ_TAIL) +: 32]     = {17'd0, cq_tail};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CQP_BASE_LO) +: 32] = cqp_base_q[31:0];
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CQP_BASE_HI) +: 32] = cqp_base_q[63:32];
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CQP_SIZE) +: 32]    = {28'd0, cqp_size_q};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CQP_CI) +: 32]      = {17'd0, cqp_ci};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CCQ_BASE_LO) +: 32] = ccq_base_q[31:0];
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CCQ_BASE_HI) +: 32] = ccq_base_q[63:32];
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CCQ_SIZE) +: 32]    = {28'd0, ccq_size_q};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CCQ_HEAD) +: 32]    = {17'd0, ccq_head_q};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CCQ_TAIL) +: 32]    = {17'd0, ccq_tail};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_TX_FRAMES) +: 32]    = st_frames_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_TX_BYTES) +: 32]     = st_bytes_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_SQ_WQES) +: 32]      = st_sq_wqes_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_SQ_ERRORS) +: 32]    = st_sq_err_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_PUSH_USED) +: 32]    = st_push_used_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_PUSH_DROPPED) +: 32] = st_push_drop_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_CQP_WQES) +: 32]     = st_cqp_wqes_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_LAST_LATENCY) +: 32] = st_latency_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_SQ_DB_BAD) +: 32]    = st_db_bad_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_AEQ_BASE_LO) +: 32] = aeq_base_q[31:0];
+    rd_tab[rd_at(bouncer_regs_pkg::REG_AEQ_BASE_HI) +: 32] = aeq_base_q[63:32];
+    rd_tab[rd_at(bouncer_regs_pkg::REG_AEQ_SIZE) +: 32]    = {28'd0, aeq_size_q};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_AEQ_HEAD) +: 32]    = {17'd0, aeq_head_q};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_AEQ_TAIL) +: 32]    = {17'd0, aeq_tail};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_PD_BASE_LO) +: 32]  = pd_base_q[31:0];
+    rd_tab[rd_at(bouncer_regs_pkg::REG_PD_BASE_HI) +: 32]  = pd_base_q[63:32];
+    rd_tab[rd_at(bouncer_regs_pkg::REG_TIMER_TICK) +: 32]  = timer_tick_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_RTO_INIT) +: 32]    = rto_init_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_RTO_MAX) +: 32]     = rto_max_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_RTX_MAX) +: 32]     = {28'd0, rtx_max_q};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_MPA_TIMEOUT) +: 32] = mpa_timeout_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_FIN_TIMEOUT) +: 32] = fin_timeout_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_TIME_WAIT) +: 32]   = time_wait_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_TCP_CFG) +: 32] =
+        (32'(tcp_mss_q) << bouncer_regs_pkg::REG_TCP_CFG_MSS_LSB)
+      | (32'(tcp_wscale_q) << bouncer_regs_pkg::REG_TCP_CFG_WSCALE_LSB);
+    rd_tab[rd_at(bouncer_regs_pkg::REG_TCP_WND) +: 32]     = {16'd0, tcp_wnd_q};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CM_CONNS) +: 32]    = {15'd0, cm_conns};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CM_ROUTE) +: 32] =
+        32'(cm_promisc_q) << bouncer_regs_pkg::REG_CM_ROUTE_PROMISC_LSB;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_DMA_TIMEOUT) +: 32]      = dma_timeout_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_DMA_RD_ERR) +: 32]  = st_dma_rd_err_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_DMA_WR_ERR) +: 32]  = st_dma_wr_err_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_DMA_TIMEOUT) +: 32] = st_dma_to_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_PORT_MAC_LO) +: 32]      = port_mac_q[31:0];
+    rd_tab[rd_at(bouncer_regs_pkg::REG_PORT_MAC_HI) +: 32]      = {16'd0, port_mac_q[47:32]};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_PORT_IP) +: 32]          = port_ip_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_RX_FILTERED) +: 32] = st_rx_filt_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_RX_STRAY) +: 32]    = st_rx_stray_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_PROBE_CTRL) +: 32] =
+        32'(probe_en_q) << bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB;
     if (PROBES != 0) begin
-      rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PROBE_STATUS,
-                       (32'(probe_count) << bouncer_regs_pkg::REG_PROBE_STATUS_COUNT_LSB)
-                     | (32'(probe_overflow) << bouncer_regs_pkg::REG_PROBE_STATUS_OVERFLOW_LSB)
-                     | (32'd6 << bouncer_regs_pkg::REG_PROBE_STATUS_DEPTH_LOG2_LSB));
-      rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PROBE_LOST,    probe_lost);
-      rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PROBE_DATA_LO, probe_head[31:0]);
+      rd_tab[rd_at(bouncer_regs_pkg::REG_PROBE_STATUS) +: 32] =
+          (32'(probe_count) << bouncer_regs_pkg::REG_PROBE_STATUS_COUNT_LSB)
+        | (32'(probe_overflow) << bouncer_regs_pkg::REG_PROBE_STATUS_OVERFLOW_LSB)
+        | (32'd6 << bouncer_regs_pkg::REG_PROBE_STATUS_DEPTH_LOG2_LSB);
+      rd_tab[rd_at(bouncer_regs_pkg::REG_PROBE_LOST) +: 32]    = probe_lost;
+      rd_tab[rd_at(bouncer_regs_pkg::REG_PROBE_DATA_LO) +: 32] = probe_head[31:0];
     end
-    rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_PROBE_DATA_HI, probe_hi_q);
+    rd_tab[rd_at(bouncer_regs_pkg::REG_PROBE_DATA_HI) +: 32] = probe_hi_q;
     // the CM statistics: STAT_RX_FRAMES + 4 i
     for (int i = 0; i < NUM_STAT_CM; i++)
-      rd_mux |= rd_src(rd_sel_q, bouncer_regs_pkg::REG_STAT_RX_FRAMES + 16'(4 * i),
-                       st_cm_q[32*i +: 32]);
+      rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_RX_FRAMES + 16'(4 * i)) +: 32] = st_cm_q[32*i +: 32];
     // the per-SQ register blocks (SQ_BASE_LO + n * 0x20)
     for (int n = 0; n < NUM_SQ; n++) begin
-      rd_mux |= rd_src(rd_sel_q, {SQBLK_OFF[15:7], 2'(n), SQR_BASE_LO, 2'b00},
-                       sq_base_q[n][31:0]);
-      rd_mux |= rd_src(rd_sel_q, {SQBLK_OFF[15:7], 2'(n), SQR_BASE_HI, 2'b00},
-                       sq_base_q[n][63:32]);
-      rd_mux |= rd_src(rd_sel_q, {SQBLK_OFF[15:7], 2'(n), SQR_SIZE, 2'b00},
-                       {28'd0, sq_size_q[n]});
-      rd_mux |= rd_src(rd_sel_q, {SQBLK_OFF[15:7], 2'(n), SQR_CI, 2'b00},
-                       {17'd0, sq_ci[15*n +: 15]});
-      rd_mux |= rd_src(rd_sel_q, {SQBLK_OFF[15:7], 2'(n), SQR_PI, 2'b00},
-                       {17'd0, sq_pi_q[n]});
+      rd_tab[rd_at({SQBLK_OFF[15:7], 2'(n), SQR_BASE_LO, 2'b00}) +: 32] = sq_base_q[n][31:0];
+      rd_tab[rd_at({SQBLK_OFF[15:7], 2'(n), SQR_BASE_HI, 2'b00}) +: 32] = sq_base_q[n][63:32];
+      rd_tab[rd_at({SQBLK_OFF[15:7], 2'(n), SQR_SIZE, 2'b00}) +: 32]    = {28'd0, sq_size_q[n]};
+      rd_tab[rd_at({SQBLK_OFF[15:7], 2'(n), SQR_CI, 2'b00}) +: 32]      = {17'd0, sq_ci[15*n+:15]};
+      rd_tab[rd_at({SQBLK_OFF[15:7], 2'(n), SQR_PI, 2'b00}) +: 32]      = {17'd0, sq_pi_q[n]};
     end
+  end
+
+  // The read mux: in every group the word picked by rd_word_q, ANDed with the group's select
+  // bit, ORed over the groups (at most one select is set): a shallow mux from flops.
+  always_comb begin
+    rd_mux = 32'd0;
+    for (int g = 0; g < RD_GRPS; g++)
+      rd_mux |= {32{rd_grp_q[g]}} & rd_word_mux(rd_tab[512*g +: 512], rd_word_q);
   end
 
   always_ff @(posedge clk) begin
     // decode: a new address is taken when no response is held after this cycle
     rd_dec_q <= !rd_dec_q && s_axil_arvalid && (!rvalid_q || s_axil_rready);
-    if (!rd_dec_q) rd_sel_q <= rd_sel_d;
+    if (!rd_dec_q) begin
+      rd_grp_q      <= rd_grp_d;
+      rd_word_q     <= s_axil_araddr[5:2];
+      rd_cyc_lo_q   <= s_axil_araddr[15:2] == bouncer_regs_pkg::REG_CYCLE_LO[15:2];
+      rd_probe_lo_q <= s_axil_araddr[15:2] == bouncer_regs_pkg::REG_PROBE_DATA_LO[15:2];
+    end
     if (s_axil_rready) rvalid_q <= 1'b0;
     if (ar_fire) begin
       rvalid_q <= 1'b1;
       rdata_q  <= rd_mux;
-      if (rd_hit(rd_sel_q, bouncer_regs_pkg::REG_CYCLE_LO)) cycle_hi_latch_q <= cycle_q[63:32];
-      if (rd_hit(rd_sel_q, bouncer_regs_pkg::REG_PROBE_DATA_LO))
-        probe_hi_q <= (PROBES != 0) ? probe_head[63:32] : 32'd0;
+      if (rd_cyc_lo_q) cycle_hi_latch_q <= cycle_q[63:32];
+      if (rd_probe_lo_q) probe_hi_q <= (PROBES != 0) ? probe_head[63:32] : 32'd0;
     end
     if (rst) begin
       rd_dec_q         <= 1'b0;
@@ -784,8 +867,7 @@ module bouncer_axil_regs #(
   assign dma_timeout   = dma_timeout_q;
   assign probe_enable  = probe_en_q;
   assign probe_clear   = probe_clr_q;
-  assign probe_pop     = (PROBES != 0) && ar_fire
-                      && rd_hit(rd_sel_q, bouncer_regs_pkg::REG_PROBE_DATA_LO);
+  assign probe_pop     = (PROBES != 0) && ar_fire && rd_probe_lo_q;
 
 endmodule
 `default_nettype wire

@@ -103,7 +103,8 @@ module bouncer_sq_engine #(
 
   // per SQ
   logic [14:0]       ci_q     [NUM_SQ];
-  logic [NUM_SQ-1:0] pol_q, push_hit_q, pending;
+  logic [NUM_SQ-1:0] pol_q, push_hit_q;
+  (* keep *) logic [NUM_SQ-1:0] pending;
   logic [63:0]       db_ts_q  [NUM_SQ];
   logic [14:0]       mask     [NUM_SQ];
   // the SQ in work (registered at the pick and in S_SEL)
@@ -125,9 +126,20 @@ module bouncer_sq_engine #(
 
   assign w = wqe_q;
 
+  // pending[n]: CI != PI. PI is always inside the ring (< 2**size_log2: the register file
+  // takes a doorbell only then, formal_axil_db proves it, and a SIZE write zeroes PI), and so
+  // is CI, so the compare needs no ring mask: the size decode stays off the request -> pick
+  // path. The compare is an OR of 3-bit slices kept as nets (each slice's 6 inputs are one
+  // LUT, the OR of 5 one more), so it is 2 LUT levels in front of the round-robin choice;
+  // left to itself, ABC maps it into a wide-mux tree and merges it into the arbiter (about
+  // 1.5 levels deeper). `enable` is in pick_en, not in each request.
   for (genvar n = 0; n < NUM_SQ; n++) begin : g_sq
+    (* keep *) logic [4:0] pend_grp;
+    for (genvar g = 0; g < 5; g++) begin : g_grp
+      assign pend_grp[g] = ci_q[n][3*g +: 3] != sq_pi[15*n + 3*g +: 3];
+    end
+    assign pending[n] = |pend_grp;
     assign mask[n]    = bouncer_util_pkg::ring_mask(sq_size_log2[4*n +: 4]);
-    assign pending[n] = enable && (ci_q[n] != (sq_pi[15*n +: 15] & mask[n]));
     assign sq_ci[15*n +: 15] = ci_q[n];
   end
 
@@ -147,7 +159,10 @@ module bouncer_sq_engine #(
       assign rr_grant = 2'd0;
     end
   endgenerate
-  assign pick = (state_q == S_IDLE) && rr_valid && !(|sq_reset);
+  // pick_en does not depend on the requests (a kept net: not merged into the compare tree)
+  (* keep *) logic pick_en;
+  assign pick_en = (state_q == S_IDLE) && enable && !(|sq_reset);
+  assign pick    = pick_en && rr_valid;
 
   // the selected SQ's push and ring state (cur_q is a flop: one 4:1 mux level)
   logic              take_push;

@@ -24,7 +24,8 @@
 // after the append (key_ok: bytes 0..15 are "MPA ID Req Frame"; flags = byte 16, rev =
 // byte 17, pd_len = bytes 18..19 big-endian) and ird_ord_valid = (total >= 24) with ird_ord =
 // bytes 20..23 big-endian. Fields that are not valid (and all of them when ok = 0) are 0.
-// The first 24 bytes of every buffer are also kept in flops (the "shadow") for these fields.
+// The first 24 bytes of every buffer are also kept in flops for these fields (the "shadow":
+// bytes 16..23 as they are, bytes 0..15 as one key-match bit each).
 // Read-out (s_rd_*): bytes [start, start + len) of buffer s_rd_buf leave as ceil(len / 64)
 // chunks; chunk i holds buffer bytes start + 64 i + k in bits [8k+7:8k], zero past len (and
 // past byte 1023); beats = ceil(bytes in the chunk / 8); last on the final chunk. With
@@ -109,7 +110,7 @@ module bouncer_mpa_req_asm #(
   localparam int SA        = STAGE_LOG2 - $clog2(BYTES);    // staging address width
   localparam int NBUF      = 1 << NBUF_LOG2;
   localparam int BA        = NBUF_LOG2 + 7;                 // lane RAM address {buf, word}
-  localparam int SHW       = 24 * 8;                        // shadow bits per buffer
+  localparam int SHW       = 8 * 8;                         // shadow bits per buffer
   // "MPA ID Req Frame", byte 0 ('M') in bits [7:0]
   localparam logic [127:0] REQ_KEY = 128'h656D6172_46207165_52204449_2041504D;
 
@@ -341,30 +342,65 @@ module bouncer_mpa_req_asm #(
   end
 
   // ------------------------------------------------------------------ header shadow
+  // Bytes 16..23 of every buffer (flags, rev, PD_Length, IRD/ORD) in shadow_q; for bytes
+  // 0..15 only one bit each, whether the byte equals its byte of "MPA ID Req Frame" (keym_q).
+  // The bit is written with the byte (compared on the lane data, not on a stored byte), so
+  // the response needs only a 16-input AND of the selected buffer's bits instead of a
+  // 128-bit compare behind the 8-way buffer mux.
   logic [NBUF*SHW-1:0] shadow_q;
+  logic [NBUF*16-1:0]  keym_q;
   logic [SHW-1:0]      sh;
+  logic [15:0]         keym_sel;
 
   always_ff @(posedge clk) begin
     for (int n = 0; n < NBUF; n++) begin
-      if (alloc_fire && free_idx == NBUF_LOG2'(n)) shadow_q[n*SHW +: SHW] <= '0;
+      if (alloc_fire && free_idx == NBUF_LOG2'(n)) begin
+        shadow_q[n*SHW +: SHW] <= '0;
+        keym_q[n*16 +: 16]     <= '0;   // no key byte is 0
+      end
       // byte b is lane b % 8 of word b / 8; lane l's word is w1_off_q[9:3] + (l < off[2:0]),
       // compared here without the add (a lane write never wraps past the buffer's end)
       for (int b = 0; b < 24; b++) begin
         if (wen[b % 8] && w1_buf_q == NBUF_LOG2'(n) &&
             (((3'(b % 8) < w1_off_q[2:0]) && (b / 8 > 0) && w1_off_q[9:3] == 7'(b / 8 - 1))
-             || (!(3'(b % 8) < w1_off_q[2:0]) && w1_off_q[9:3] == 7'(b / 8))))
-          shadow_q[(n*24 + b)*8 +: 8] <= wdata[8*(b % 8) +: 8];
+             || (!(3'(b % 8) < w1_off_q[2:0]) && w1_off_q[9:3] == 7'(b / 8)))) begin
+          if (b < 16)
+            keym_q[n*16 + (b % 16)] <= (wdata[8*(b % 8) +: 8] == REQ_KEY[8*(b % 16) +: 8]);
+          else
+            shadow_q[(n*8 + (b % 8))*8 +: 8] <= wdata[8*(b % 8) +: 8];
+        end
       end
     end
   end
 
   // ------------------------------------------------------------------ response
+  // The total is registered (a_tot_q), so the response fields are a compare with a constant,
+  // a mux and an AND behind registers, not behind an adder. a_off_q and a_len_q only change
+  // when a command is taken and a_tot_q follows them one cycle later, which is in time: a
+  // command with s_cmd_len != 0 reaches A_RESP at least three cycles after it was taken, and
+  // one with s_cmd_len = 0 (total = offset) loads a_tot_q straight from s_cmd_offset.
   logic [16:0] tot;
+  logic [15:0] a_tot_q;            // total, saturated at 0xFFFF
+  logic        tot_ge20, tot_ge24;
 
   always_comb begin
     sh = '0;
-    for (int n = 0; n < NBUF; n++) if (a_buf_q == NBUF_LOG2'(n)) sh = shadow_q[n*SHW +: SHW];
-    tot = {7'd0, a_off_q} + {1'b0, a_len_q};
+    keym_sel = '0;
+    for (int n = 0; n < NBUF; n++)
+      if (a_buf_q == NBUF_LOG2'(n)) begin
+        sh       = shadow_q[n*SHW +: SHW];
+        keym_sel = keym_q[n*16 +: 16];
+      end
+    tot      = {7'd0, a_off_q} + {1'b0, a_len_q};
+    // >= 20 (10100b) and >= 24 (11000b) as and/or of bits: Yosys makes a carry chain of a
+    // compare with a constant
+    tot_ge20 = (|a_tot_q[15:5]) || (a_tot_q[4] && (a_tot_q[3] || a_tot_q[2]));
+    tot_ge24 = (|a_tot_q[15:5]) || (a_tot_q[4] && a_tot_q[3]);
+  end
+
+  always_ff @(posedge clk) begin
+    if (cmd_fire) a_tot_q <= {6'd0, s_cmd_offset};
+    else a_tot_q <= tot[16] ? 16'hFFFF : tot[15:0];
   end
 
   always_ff @(posedge clk) begin
@@ -373,7 +409,7 @@ module bouncer_mpa_req_asm #(
       rsp_v_q       <= 1'b1;
       rsp_ok_q      <= a_ok_q;
       rsp_buf_q     <= a_buf_q;
-      rsp_total_q   <= tot[16] ? 16'hFFFF : tot[15:0];
+      rsp_total_q   <= a_tot_q;
       rsp_hdr_q     <= 1'b0;
       rsp_key_q     <= 1'b0;
       rsp_flags_q   <= '0;
@@ -381,16 +417,16 @@ module bouncer_mpa_req_asm #(
       rsp_pd_len_q  <= '0;
       rsp_iov_q     <= 1'b0;
       rsp_ird_ord_q <= '0;
-      if (a_ok_q && tot >= 17'd20) begin
+      if (a_ok_q && tot_ge20) begin
         rsp_hdr_q    <= 1'b1;
-        rsp_key_q    <= sh[127:0] == REQ_KEY;
-        rsp_flags_q  <= sh[135:128];
-        rsp_rev_q    <= sh[143:136];
-        rsp_pd_len_q <= {sh[151:144], sh[159:152]};
+        rsp_key_q    <= &keym_sel;
+        rsp_flags_q  <= sh[7:0];
+        rsp_rev_q    <= sh[15:8];
+        rsp_pd_len_q <= {sh[23:16], sh[31:24]};
       end
-      if (a_ok_q && tot >= 17'd24) begin
+      if (a_ok_q && tot_ge24) begin
         rsp_iov_q     <= 1'b1;
-        rsp_ird_ord_q <= {sh[167:160], sh[175:168], sh[183:176], sh[191:184]};
+        rsp_ird_ord_q <= {sh[39:32], sh[47:40], sh[55:48], sh[63:56]};
       end
     end
     if (rst) rsp_v_q <= 1'b0;

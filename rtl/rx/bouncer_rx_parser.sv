@@ -38,7 +38,8 @@
 //   A  input beat, header capture (first 138 bytes: 18 L2 + 60 IPv4 + 60 TCP)
 //   B  L2/L3 offsets from the capture: VLAN, IHL, TCP offset, IP end; header snapshot on
 //      the last beat
-//   C  data offset -> payload offset; record fields decoded from the snapshot
+//   C  data offset -> payload offset; record fields decoded from the snapshot; the beat's
+//      TCP checksum byte mask
 //   D  checksum partial sums, payload beat counts, error flags, the beat shifted both ways
 //      for the realignment (a barrel shift by the payload offset, which is always 2 mod 4),
 //      every option position decoded
@@ -173,14 +174,31 @@ module bouncer_rx_parser #(
     logic        bad;
   } meta_t;
 
-  // clamp a signed byte distance to 0..WB: min(max(v, 0), WB) for a signed 18-bit v: WB is 2**LB, so "v >= WB" is an OR of the
-  // bits above LB (no compare chain behind the subtraction that makes v)
   // TCP header index (TCP offset = L2 + 20 + 4 * index) from the IPv4 version/IHL byte:
   // IHL - 5 for a valid IPv4 header, else 0
   function automatic logic [3:0] ihl_idx(input logic [7:0] vihl);
     ihl_idx = ((vihl[7:4] == 4'd4) && (vihl[3:0] >= 4'd5)) ? vihl[3:0] - 4'd5 : 4'd0;
   endfunction
 
+  // thermometer of a byte index: bit i = (i < v), as a pick of constants by v (an equality
+  // per value maps to LUTs, where Yosys makes a carry chain of a compare with a constant)
+  function automatic logic [WB-1:0] therm_lt(input logic [LB-1:0] v);
+    therm_lt = '0;
+    for (int n = 1; n < WB; n++)
+      if (v == LB'(n)) for (int i = 0; i < n; i++) therm_lt[i] = 1'b1;
+  endfunction
+
+  // frame byte positions 0..127 at or behind the TCP header (34 + 4 * TCP index), likewise a
+  // pick of constants by the 4-bit index
+  function automatic logic [127:0] tcp_ge(input logic [3:0] idx);
+    tcp_ge = '0;
+    for (int n = 0; n < 16; n++)
+      if (idx == 4'(n)) for (int p = 34 + 4*n; p < 128; p++) tcp_ge[p] = 1'b1;
+  endfunction
+
+  // clamp a signed byte distance to 0..WB: min(max(v, 0), WB) for a signed 18-bit v: WB is
+  // 2**LB, so "v >= WB" is an OR of the bits above LB (no compare chain behind the subtraction
+  // that makes v)
   function automatic logic [CW-1:0] clampb(input logic [17:0] v);
     if (v[17]) clampb = '0;
     else if (|v[16:LB]) clampb = CW'(WB);
@@ -295,6 +313,7 @@ module bouncer_rx_parser #(
   logic [DATA_W-1:0] b_data_q;
   logic [CW-1:0]     b_nbytes_q;
   logic [15:0]       b_off_q;
+  logic              b_obig_q;          // b_off_q >= 128
   logic [3:0]        b_tcp_idx_q;
   logic [16:0]       b_ip_end_q;
   logic [47:0]       b_doffc_q;
@@ -309,6 +328,7 @@ module bouncer_rx_parser #(
       b_data_q    <= a_data_q;
       b_nbytes_q  <= a_nbytes;
       b_off_q     <= a_off_q;
+      b_obig_q    <= |a_off_q[15:7];
       b_vlan_q    <= hq_vlan;
       b_tcp_q     <= hq_tcp;
       b_ihl_ok_q  <= hq_ihl_ok;
@@ -328,7 +348,7 @@ module bouncer_rx_parser #(
   logic [3:0]  b_doff;
   logic        b_doff_ok;
   logic [7:0]  b_pay_off;
-  logic [CW-1:0] b_lo, b_hi;
+  logic [WB-1:0] b_keep;               // bytes of the beat in the TCP checksum
   logic [17:0]   b_ipr, b_ipw;          // IP end - offset (signed), and + WB
   logic          b_pe_frame;            // the payload ends with this last beat, before the IP end
   always_comb begin : b_offsets
@@ -337,12 +357,30 @@ module bouncer_rx_parser #(
     for (int i = 0; i < 12; i++) if (b_tcp_idx_q == 4'(i)) b_doff = b_doffc_q[4*i +: 4];
     b_doff_ok = (b_doff >= 4'd5);
     b_pay_off = {1'b0, b_tcp_off} + {2'b00, b_doff, 2'b00};
-    b_lo = clampb({11'd0, b_tcp_off} - {2'b00, b_off_q});
     b_ipr = {1'b0, b_ip_end_q} - {2'b00, b_off_q};
     b_ipw = b_ipr + 18'(WB);
-    b_hi  = b_tcp_q ? clampb(b_ipr) : '0;
     // off + nbytes < IP end
     b_pe_frame = b_last_q && ($signed({{(18-CW){1'b0}}, b_nbytes_q}) < $signed(b_ipr));
+  end
+
+  // The TCP checksum covers frame bytes [TCP offset, IP end). The byte mask of the beat is
+  // made here and registered, so stage C only ANDs it into the data in front of its adders
+  // (the mask from two byte bounds in C was the deepest RX path at DATA_W 512). The beat
+  // offset is a multiple of WB, so byte b of the beat is frame byte {off[15:LB], b}: the TCP
+  // offset (below 128) is a pick from a thermometer of the TCP index by off[6:LB] (or passed
+  // when off >= 128), the IP end one compare of the beat numbers (less / equal) and a
+  // thermometer of its low bits.
+  always_comb begin : b_ckeep
+    logic [127:0]  tge;
+    logic [WB-1:0] e_lo;
+    logic          e_lt, e_eq;
+    tge  = tcp_ge(b_tcp_idx_q);
+    e_lo = therm_lt(b_ip_end_q[LB-1:0]);
+    e_lt = {1'b0, b_off_q[15:LB]} < b_ip_end_q[16:LB];
+    e_eq = {1'b0, b_off_q[15:LB]} == b_ip_end_q[16:LB];
+    for (int b = 0; b < WB; b++)
+      b_keep[b] = b_tcp_q && (b_obig_q || tge[{b_off_q[6:LB], LB'(b)}])
+                          && (e_lt || (e_eq && e_lo[b]));
   end
 
   // record fields straight from the snapshot
@@ -402,20 +440,27 @@ module bouncer_rx_parser #(
   end
 
   // Frame length and its compares with the fixed header ends, and the pseudo-header terms
-  // of the TCP checksum (from the snapshot's fields), a stage before C uses them.
+  // of the TCP checksum, a stage before C uses them. The terms are taken from the IPv4 header
+  // bytes as they are, not from the record fields (which are zeroed unless the ethertype is
+  // IPv4): they only count for TCP, which implies IPv4, and the ethertype compare stays out
+  // of the adders' way.
   logic [15:0] b_fl;
   logic [17:0] b_ps4;
   logic [16:0] b_tl6;
   always_comb begin : b_lens
     b_fl  = b_off_q + 16'(b_nbytes_q);
-    b_ps4 = ({2'd0, sn_rec.ip_src[31:16]} + {2'd0, sn_rec.ip_src[15:0]})
-          + ({2'd0, sn_rec.ip_dst[31:16]} + {2'd0, sn_rec.ip_dst[15:0]});
-    b_tl6 = {1'b0, 16'(sn_rec.ip_total_len - {10'd0, sn_rec.ip_ihl, 2'b00})} + 17'd6;
+    b_ps4 = ({2'd0, sn_iph[8*12 +: 8], sn_iph[8*13 +: 8]}
+             + {2'd0, sn_iph[8*14 +: 8], sn_iph[8*15 +: 8]})
+          + ({2'd0, sn_iph[8*16 +: 8], sn_iph[8*17 +: 8]}
+             + {2'd0, sn_iph[8*18 +: 8], sn_iph[8*19 +: 8]});
+    b_tl6 = {1'b0, 16'({sn_iph[8*2 +: 8], sn_iph[8*3 +: 8]} - {10'd0, sn_iph[3:0], 2'b00})}
+          + 17'd6;
   end
 
   logic              c_valid_q, c_last_q, c_first_q, c_fwd_q, c_doff_ok_q, c_ihl_ok_q;
   logic [DATA_W-1:0] c_data_q;
-  logic [CW-1:0]     c_nbytes_q, c_lo_q, c_hi_q;
+  logic [CW-1:0]     c_nbytes_q;
+  logic [WB-1:0]     c_keep_q;          // TCP checksum byte mask (b_keep)
   logic [15:0]       c_off_q, c_frame_len_q;
   logic [3:0]        c_flk_q;           // frame length < 14, 18, 34, 38 (bits 0..3)
   logic [17:0]       c_ps4_q;           // pseudo header: IP source + destination words
@@ -452,8 +497,7 @@ module bouncer_rx_parser #(
       c_pe_frame_q  <= b_pe_frame;
       c_th_ip_q     <= (b_vlan_q ? 17'd18 : 17'd14) + {11'd0, sn_iph[3:0], 2'b00};
       c_th_tcp_q    <= {10'd0, b_tcp_off} + 17'd20;
-      c_lo_q        <= b_lo;
-      c_hi_q        <= b_hi;
+      c_keep_q      <= b_keep;
       c_rec_q       <= sn_rec;
       c_opts_q      <= sn_opts;
       c_ipsum_q     <= sn_ipsum;
@@ -474,21 +518,26 @@ module bouncer_rx_parser #(
   logic [18*NG-1:0] c_tsum;
   always_comb begin : c_counts
     logic [16:0] pb;
-    logic [17:0] tw, tf, s, tw_f, tw_i, tf_f, tf_i;
+    logic [17:0] s, tw_i, tf_i;
     logic [CW-1:0] nb_s;
     logic [CW-1:0] nw_f, nf_f;
+    logic        r_hz, r_lo_le;
     pb = {9'd0, c_pay_off_q[7:LB], {LB{1'b0}}};
     s  = {{(18-LB){1'b0}}, c_pay_off_q[LB-1:0]};
     // both payload ends are taken through the subtraction and the clamp side by side; the
     // registered c_pe_frame_q only selects
-    tf_f = {{(18-CW){1'b0}}, c_nbytes_q} - s;
     tf_i = c_ipr_q - s;
-    tw_f = {{(18-CW){1'b0}}, c_nbytes_q} + 18'(WB) - s;
     tw_i = c_ipw_q - s;
-    tf = c_pe_frame_q ? tf_f : tf_i;
-    tw = c_pe_frame_q ? tw_f : tw_i;
-    c_tlw = $signed(tw) <= $signed(18'(WB));
-    c_tlf = $signed(tf) <= $signed(18'(WB));
+    // last payload beat: tw <= WB (window), tf <= WB (flush), as tests that follow no
+    // subtraction. Frame end: nbytes + WB - s <= WB is nbytes <= s; nbytes - s <= WB always.
+    // IP end, with r = IP end - off (c_ipr_q, signed) and 0 <= s < WB: r + WB - s <= WB is
+    // r <= s (r < 0, or r < WB and r's low bits <= s), r - s <= WB is r <= WB + s (r < 0,
+    // or r < 2 * WB and either r < WB or r's low bits <= s).
+    r_hz    = (c_ipr_q[16:LB+1] == '0);
+    r_lo_le = (c_ipr_q[LB-1:0] <= s[LB-1:0]);
+    c_tlw = c_pe_frame_q ? (c_nbytes_q <= s[CW-1:0])
+                         : (c_ipr_q[17] || (r_hz && !c_ipr_q[LB] && r_lo_le));
+    c_tlf = c_pe_frame_q || c_ipr_q[17] || (r_hz && (!c_ipr_q[LB] || r_lo_le));
     // with the frame end (0 <= nbytes <= WB, 0 <= s < WB) the clamps need no wide compare:
     // nbytes + WB - s >= WB exactly when nbytes >= s, and is (nbytes - s) mod WB below that;
     // nbytes - s is at most WB
@@ -499,15 +548,16 @@ module bouncer_rx_parser #(
           ? (c_pe_frame_q ? nw_f : clampb(tw_i)) : '0;
     c_nf  = (c_fwd_q && c_last_q && ({1'b0, c_off_q} >= pb))
           ? (c_pe_frame_q ? nf_f : clampb(tf_i)) : '0;
-    // TCP checksum: bytes [lo, hi) of this beat, big-endian words
-    for (int g = 0; g < NG; g++) begin
-      c_tsum[18*g +: 18] = '0;
-      for (int w = 4*g; w < 4*g + 4 && w < NW; w++) begin : word
-        logic [7:0] hi_b, lo_b;
-        hi_b = ((CW'(2*w) >= c_lo_q) && (CW'(2*w) < c_hi_q)) ? c_data_q[16*w +: 8] : 8'd0;
-        lo_b = ((CW'(2*w+1) >= c_lo_q) && (CW'(2*w+1) < c_hi_q)) ? c_data_q[16*w + 8 +: 8] : 8'd0;
-        c_tsum[18*g +: 18] = c_tsum[18*g +: 18] + {2'b00, hi_b, lo_b};
-      end
+    // TCP checksum: the bytes in c_keep_q, big-endian words; each group of four words as two
+    // pair sums added together (two adder levels, not a chain of three)
+    for (int g = 0; g < NG; g++) begin : grp
+      logic [16*4-1:0] wm;
+      wm = '0;
+      for (int w = 4*g; w < 4*g + 4 && w < NW; w++)
+        wm[16*(w - 4*g) +: 16] = {c_keep_q[2*w] ? c_data_q[16*w +: 8] : 8'd0,
+                                  c_keep_q[2*w+1] ? c_data_q[16*w + 8 +: 8] : 8'd0};
+      c_tsum[18*g +: 18] = ({2'b00, wm[0 +: 16]} + {2'b00, wm[16 +: 16]})
+                         + ({2'b00, wm[32 +: 16]} + {2'b00, wm[48 +: 16]});
     end
   end
 

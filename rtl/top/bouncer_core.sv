@@ -457,8 +457,10 @@ module bouncer_core #(
   logic            tmr_set_valid, tmr_set_on, exp_valid, exp_ready, tmr_init_done;
   logic [ID_W-1:0] tmr_set_id, exp_id;
   logic [31:0]     tmr_set_deadline, now_tick;
+  logic            now_tick_inc;
   bouncer_cm_timer #(.ID_W(ID_W)) u_timer (
-    .clk, .rst, .tick_cycles(timer_tick), .now(now_tick), .init_done(tmr_init_done),
+    .clk, .rst, .tick_cycles(timer_tick), .now(now_tick), .now_inc(now_tick_inc),
+    .init_done(tmr_init_done),
     .set_valid(tmr_set_valid), .set_id(tmr_set_id), .set_on(tmr_set_on),
     .set_deadline(tmr_set_deadline),
     .m_exp_valid(exp_valid), .m_exp_ready(exp_ready), .m_exp_id(exp_id)
@@ -529,7 +531,7 @@ module bouncer_core #(
     .ADDR_W(AXI_ADDR_W), .ID_W(ID_W), .NBUF_LOG2(NBUF_LOG2), .NL_LOG2(NL_LOG2)
   ) u_cm (
     .clk, .rst, .enable(enable && cm_ready),
-    .cycle_count, .now(now_tick), .pd_base(pd_base[AXI_ADDR_W-1:0]),
+    .cycle_count, .now(now_tick), .now_inc(now_tick_inc), .pd_base(pd_base[AXI_ADDR_W-1:0]),
     .rto_init, .rto_max, .rtx_max, .mpa_timeout, .fin_timeout, .time_wait,
     .tcp_mss, .tcp_wscale, .tcp_wnd, .promisc(cm_promisc), .port_mac, .port_ip,
     .s_rec_valid(rec_valid), .s_rec_ready(rec_ready), .s_rec_eth_dst(rec_eth_dst),

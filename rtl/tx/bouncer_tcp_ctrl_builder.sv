@@ -15,8 +15,9 @@
 // bytes to 60 (IP total length excludes the padding), as a MAC would.
 //
 // Pipeline (elastic, every stage stalls only when the one after it is full):
-//   A  (accept edge)  fields + first level of the checksum adder tree (5-10 terms each)
-//   B                 IPv4 and TCP 32-bit totals, frame length
+//   A  (accept edge)  fields + partial checksum sums of at most 4 words (+ a constant)
+//                     each, at most 3 where a sequence or acknowledgement number is in it
+//   B                 IPv4 and TCP 32-bit totals (2 and 5 partial sums), frame length
 //   S  (stream reg)   fold + complement, header image; cut into beats
 //   O  (output reg)   m_axis_* registered
 // Latency: request handshake -> first beat valid = 3 cycles (edges B, S, O after the
@@ -143,21 +144,26 @@ module bouncer_tcp_ctrl_builder #(
 
   // ------------------------------------------------------------------ stage A
   req_t        a_q;
-  logic [19:0] a_ip_q, a_addr_q, a_tcp0_q, a_tcp1_q;
+  logic [19:0] a_ip_q, a_addr_q;
+  logic [17:0] a_sp_q, a_ap_q, a_wc_q, a_opt_q;
 
   // Per kind, the constant parts of the sums, folded into one constant each: IPv4 total length
   // + flags/fragment word + protocol; pseudo-header protocol + TCP length, data offset and flags,
   // and for a SYN-ACK the option kinds/lengths (MSS 02 04, window scale 03 03). The sums are
-  // written as balanced trees of two-operand adds behind the skid mux.
+  // written as balanced trees of two-operand adds behind the skid mux. The TCP words are cut
+  // into four partial sums of at most 3 words (B adds them to the addresses): the sequence
+  // and acknowledgement numbers come through the requester's state mux, and a 6-word tree
+  // behind it and the skid mux was the deepest path into stage A.
   logic        in_syn;
-  logic [19:0] in_ip_c, in_tcp_c;
+  logic [19:0] in_ip_c;
+  logic [17:0] in_tcp_c;
   always_comb begin
     in_syn = (req_in.kind == K_SYNACK);
     case (req_in.kind)
-      K_SYNACK: in_tcp_c = 20'd6 + 20'd28 + 20'h07012 + 20'h00204 + 20'h00303;
-      K_ACK:    in_tcp_c = 20'd6 + 20'd20 + 20'h05010;
-      K_FINACK: in_tcp_c = 20'd6 + 20'd20 + 20'h05011;
-      default:  in_tcp_c = 20'd6 + 20'd20 + 20'h05014;
+      K_SYNACK: in_tcp_c = 18'd6 + 18'd28 + 18'h07012 + 18'h00204 + 18'h00303;
+      K_ACK:    in_tcp_c = 18'd6 + 18'd20 + 18'h05010;
+      K_FINACK: in_tcp_c = 18'd6 + 18'd20 + 18'h05011;
+      default:  in_tcp_c = 18'd6 + 18'd20 + 18'h05014;
     endcase
     in_ip_c = (in_syn ? 20'd48 : 20'd40) + 20'h04000 + 20'h00006;
   end
@@ -171,12 +177,12 @@ module bouncer_tcp_ctrl_builder #(
       // addresses: shared by the IPv4 header and the TCP pseudo-header
       a_addr_q <= ({4'd0, req_in.loc_ip[31:16]} + {4'd0, req_in.loc_ip[15:0]})
                 + ({4'd0, req_in.rem_ip[31:16]} + {4'd0, req_in.rem_ip[15:0]});
-      a_tcp0_q <= (({4'd0, req_in.loc_port} + {4'd0, req_in.rem_port})
-                 + ({4'd0, req_in.seq[31:16]} + {4'd0, req_in.seq[15:0]}))
-                + ({4'd0, req_in.ack[31:16]} + {4'd0, req_in.ack[15:0]});
-      // pseudo-header protocol + TCP length, doff/flags, window, options
-      a_tcp1_q <= (in_tcp_c + {4'd0, req_in.window})
-                + (in_syn ? ({4'd0, req_in.mss} + {4'd0, req_in.wscale, 8'h00}) : 20'd0);
+      // ports, sequence and acknowledgement numbers (3 words each, < 2**18)
+      a_sp_q   <= {2'd0, req_in.seq[31:16]} + {2'd0, req_in.seq[15:0]} + {2'd0, req_in.loc_port};
+      a_ap_q   <= {2'd0, req_in.ack[31:16]} + {2'd0, req_in.ack[15:0]} + {2'd0, req_in.rem_port};
+      // pseudo-header protocol + TCP length, doff/flags, window; the options' variable words
+      a_wc_q   <= in_tcp_c + {2'd0, req_in.window};
+      a_opt_q  <= in_syn ? {2'd0, req_in.mss} + {2'd0, req_in.wscale, 8'h00} : 18'd0;
     end
   end
 
@@ -196,7 +202,8 @@ module bouncer_tcp_ctrl_builder #(
     if (a_valid_q && b_ready) begin
       b_q         <= a_q;
       b_ip_tot_q  <= {12'd0, a_ip_q} + {12'd0, a_addr_q};
-      b_tcp_tot_q <= {12'd0, a_addr_q} + {12'd0, a_tcp0_q} + {12'd0, a_tcp1_q};
+      b_tcp_tot_q <= ({12'd0, a_addr_q} + {14'd0, a_sp_q}) + ({14'd0, a_ap_q} + {14'd0, a_wc_q})
+                   + {14'd0, a_opt_q};
       b_flen_q    <= a_flen;
       b_nb_q      <= KW'((32'(a_flen) + WB - 1) / WB);
     end

@@ -228,7 +228,10 @@ TEST(CmTimer, NowTicks) {
     for (uint32_t k = 1; k <= 20; ++k) {
       for (uint32_t c = 0; c < period; ++c) {
         EXPECT_EQ(h.now(), n0 + k - 1) << "tick_cycles " << tc;
+        h.settle();
+        const uint32_t next = h.m_->now + h.m_->now_inc;
         h.tick();
+        EXPECT_EQ(h.now(), next) << "now_inc, tick_cycles " << tc;
       }
       EXPECT_EQ(h.now(), n0 + k) << "tick_cycles " << tc;
     }
