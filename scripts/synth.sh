@@ -19,11 +19,10 @@ Usage: scripts/synth.sh [--width 64|512|both] [--check [--depth-advisory]
               not touched (the report goes to DIR/resources[_wW].md)
   --depth-advisory
               with --check: depth over budget is printed as a warning and does not
-              fail (CI uses this until the long paths in docs/resources.md are fixed)
+              fail (for experiments; CI gates on the budget)
   --depth-ceiling CLOCK=LEVELS
               with --check: fail if the clock's deepest path is longer than LEVELS,
-              even with --depth-advisory (CI: a ratchet just above the measured depth,
-              so a new long path fails while the budget is not met yet)
+              even with --depth-advisory (a ratchet for work above the budget)
   --hier      also run a non-flattened synthesis per width, for the per-module
               cross-check table (doubles the CPU time)
   --out DIR   work directory for logs, netlists and summaries (default: out/synth)

@@ -744,9 +744,9 @@ def cmd_check(a):
         if ceil_bad:
             return 1
         if len(gating) < len(bad):
-            print(f"synth w{s['width']}: depth over budget is ADVISORY (--depth-advisory): the "
-                  "known long paths are listed in docs/resources.md; not gating CI until they "
-                  "are fixed", file=sys.stderr)
+            print(f"synth w{s['width']}: depth over budget is ADVISORY (--depth-advisory): "
+                  "not failing on it (CI runs without the option: the budget gates)",
+                  file=sys.stderr)
         return 1 if gating else 0
     return 1 if bad or ceil_bad else 0
 

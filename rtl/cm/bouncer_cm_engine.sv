@@ -1474,16 +1474,18 @@ module bouncer_cm_engine #(
         assert (lq_idx_q == lst_rd_idx && mq_idx_q == lst_rd_idx);
       end
       if (state_q == S_DISPATCH) begin
+        // the r_* record (and r_seq_p1 with it) is only loaded by an RX job; a host or
+        // timer job before the first RX job sees it uninitialised, and plan_rx is unused
         if (job_q == J_RX) begin
           assert (r_seg_end == r_seq + {16'd0, r_len});
           assert (r_seg_end_sf == r_seq + {16'd0, r_len} + {31'd0, r_flags[1]} + {31'd0, r_flags[0]});
+          assert (cx_in_order_q == (r_seq == ctx_q.rcv_nxt));
+          assert (cx_all_acked_q == (r_ack == ctx_q.snd_nxt));
+          assert (cx_syn_dup_q == (r_seq == ctx_q.rcv_nxt - 32'd1));
+          assert (cx_ack_ok_q == ((r_ack - ctx_q.iss - 32'd1) <= (ctx_q.snd_nxt - ctx_q.iss - 32'd1)));
         end
         assert (cx_rev_ok_q == (ctx_q.req_rev == 8'd1 || ctx_q.req_rev == 8'd2));
         assert (cx_enh_q == (ctx_q.req_rev == 8'd2 && ctx_q.req_flags[4]));
-        assert (cx_in_order_q == (r_seq == ctx_q.rcv_nxt));
-        assert (cx_all_acked_q == (r_ack == ctx_q.snd_nxt));
-        assert (cx_syn_dup_q == (r_seq == ctx_q.rcv_nxt - 32'd1));
-        assert (cx_ack_ok_q == ((r_ack - ctx_q.iss - 32'd1) <= (ctx_q.snd_nxt - ctx_q.iss - 32'd1)));
         // a timer job retransmits only below rtx_max (at most 15), so rtx_cnt + 1 fits
         if (ctx_q.rtx_cnt != 4'hF)
           assert ((rtx_cap_q ? dl_max_q : dl_rtx_q) == now + rto_for(rto_init, rto_max, ctx_q.rtx_cnt + 4'd1));
@@ -1606,7 +1608,24 @@ module bouncer_cm_engine #(
     rctx.snd_nxt = p_q.rej_seq;
     rctx.ip_id   = p_q.rej_ipid;
   end
-  assign pd_len                  = (job_q == J_HOST) ? h_pd_len : p_q.rej_len;
+  // The builder's PD length as a register, so the job mux is not in front of its byte-mask
+  // compare and its length adders: a host job's length is loaded as the job is taken (its
+  // first inline word is written in the next cycle), and otherwise the register follows
+  // (job_q == J_HOST) ? h_pd_len : p_q.rej_len one cycle late. p_q.rej_len is set in
+  // S_DISPATCH / S_MPA, at least three cycles before the first PD write or the start
+  // (E_DROP, E_PDDMA_CMD, E_CTRL_A, E_REJ_LOAD come first); the assertion below checks that
+  // the builder never sees the difference.
+  logic [9:0] pd_len_q;
+  always_ff @(posedge clk) begin
+    if (take_host) pd_len_q <= s_hrej_pd_len;
+    else pd_len_q <= (job_q == J_HOST) ? h_pd_len : p_q.rej_len;
+  end
+  assign pd_len                  = pd_len_q;
+`ifndef SYNTHESIS
+  always_ff @(posedge clk)
+    if (!rst && (pd_wr_en || rej_start_valid))
+      assert (pd_len_q == ((job_q == J_HOST) ? h_pd_len : p_q.rej_len));
+`endif
   assign rej_start_valid         = (state_q == E_REJ_START) && !pd_wr_en;
   assign rej_start_ctx           = rctx;
   assign rej_start_fin           = p_q.rej_fin;

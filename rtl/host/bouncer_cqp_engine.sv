@@ -211,9 +211,20 @@ module bouncer_cqp_engine #(
   end
 
   assign rd_cmd_valid  = (state_q == S_FETCH_CMD) || (state_q == S_CTXIN_CMD);
-  assign rd_cmd_addr   = (state_q == S_FETCH_CMD)
-                       ? cqp_base + {{(ADDR_W-21){1'b0}}, ci_q, 6'b000000}
-                       : w.ctx_addr;
+  // the WQE's address, registered every cycle: ci_q only changes on the way to S_IDLE, which
+  // S_FETCH_CMD always follows, so the 64-bit add is not in front of the DMA read master's
+  // client mux (it was the deepest ap_clk path). A CQP_BASE write is seen a cycle later.
+  logic [ADDR_W-1:0] fetch_addr_q;
+  always_ff @(posedge clk) fetch_addr_q <= cqp_base + {{(ADDR_W-21){1'b0}}, ci_q, 6'b000000};
+  assign rd_cmd_addr   = (state_q == S_FETCH_CMD) ? fetch_addr_q : w.ctx_addr;
+`ifndef SYNTHESIS
+  logic [ADDR_W-1:0] a_base_q;
+  always_ff @(posedge clk) begin
+    a_base_q <= cqp_base;
+    if (!rst && state_q == S_FETCH_CMD && a_base_q == cqp_base)
+      assert (fetch_addr_q == cqp_base + {{(ADDR_W-21){1'b0}}, ci_q, 6'b000000});
+  end
+`endif
   assign rd_cmd_beats  = 8'd8;
 
   assign wr_cmd_valid  = (state_q == S_CTXOUT);

@@ -17,7 +17,8 @@
 // ours). When it runs out (timeout + 1 cycles with neither), the command ends at once with a single rd_valid/rd_last/rd_err beat (data
 // undefined), as if the memory had answered SLVERR, and stat_timeout pulses. Bursts not yet
 // requested are dropped. An AR already presented stays valid until it is accepted (AXI
-// forbids withdrawing it); no new command starts before that.
+// forbids withdrawing it); no new command starts before that. A change of `timeout` to or
+// from 0 (off) is seen one cycle later (its zero test is a flop).
 // Late data: every command's bursts carry ARID id_q, and id_q advances after each timeout;
 // beats whose RID differs from id_q are discarded (rready stays 1). This relies on the AXI
 // rules (the slave returns a burst with its AR's ID; bursts of one ID in order), and on a
@@ -124,12 +125,17 @@ module bouncer_dma_rd #(
   logic ar_fire, beat_ok, wd_fire;
   assign ar_fire = arvalid_q && m_axi_arready;
   assign beat_ok = busy_q && m_axi_rvalid && (m_axi_rid == id_q);
-  assign wd_fire = busy_q && (timeout != 32'd0) && (wd_left_q == 32'd0) && !ar_fire
+  // wd_zero_q is (wd_left_q == 0) and tz_q is (timeout == 0) as of the previous cycle, both
+  // registered, so neither 32-bit compare is in front of the client's rd_* (the CM engine's
+  // next state). A TIMEOUT write is seen one cycle later.
+  logic wd_zero_q, tz_q;
+  assign wd_fire = busy_q && !tz_q && wd_zero_q && !ar_fire
                 && !m_axi_rvalid;
 
   always_ff @(posedge clk) begin
     stat_rd_err_q  <= 1'b0;
     stat_timeout_q <= 1'b0;
+    tz_q           <= (timeout == 32'd0);
     if (ar_fire) begin
       arvalid_q <= 1'b0;
       addr_q    <= addr_q + {{(ADDR_W-12){1'b0}}, ({1'b0, arlen_q, 3'b000} + 12'd8)};
@@ -161,6 +167,7 @@ module bouncer_dma_rd #(
         r_left_q  <= sel_beats;
         err_q     <= 1'b0;
         wd_left_q <= timeout;
+        wd_zero_q <= (timeout == 32'd0);
       end
     end else if (wd_fire) begin
       // give up: the client gets its error beat now (rd_* below); late data has the old ID
@@ -185,8 +192,13 @@ module bouncer_dma_rd #(
           stat_rd_err_q <= err_q || (m_axi_rresp != 2'b00);
         end
       end
-      if (ar_fire || m_axi_rvalid) wd_left_q <= timeout;
-      else if (wd_left_q != '0)    wd_left_q <= wd_left_q - 32'd1;
+      if (ar_fire || m_axi_rvalid) begin
+        wd_left_q <= timeout;
+        wd_zero_q <= (timeout == 32'd0);
+      end else if (wd_left_q != '0) begin
+        wd_left_q <= wd_left_q - 32'd1;
+        wd_zero_q <= (wd_left_q == 32'd1);
+      end
     end
     if (rst) begin
       busy_q         <= 1'b0;
@@ -203,10 +215,15 @@ module bouncer_dma_rd #(
       id_q           <= '0;
       arid_q         <= '0;
       wd_left_q      <= '0;
+      wd_zero_q      <= 1'b1;
       stat_rd_err_q  <= 1'b0;
       stat_timeout_q <= 1'b0;
     end
   end
+
+`ifndef SYNTHESIS
+  always_ff @(posedge clk) if (!rst) assert (wd_zero_q == (wd_left_q == 32'd0));
+`endif
 
   assign m_axi_arid    = arid_q;
   assign m_axi_araddr  = addr_q;

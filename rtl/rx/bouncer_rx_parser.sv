@@ -245,7 +245,7 @@ module bouncer_rx_parser #(
         a_off_q    <= fr_off_q;
         a_first_q  <= (fr_off_q == 16'd0);
         if (s_axis_tlast) fr_off_q <= 16'd0;
-        else if (fr_off_q <= 16'(65535 - 2 * WB)) fr_off_q <= fr_off_q + 16'(WB);
+        else if (fr_off_q <= 16'(65535 - WB)) fr_off_q <= fr_off_q + 16'(WB);  // last beat of 65535 B
         for (int b = 0; b < HBEATS; b++) begin
           if (fr_off_q == 16'(b * WB)) hdr_q[b*DATA_W +: DATA_W] <= din_m;
           else if (fr_off_q == 16'd0) hdr_q[b*DATA_W +: DATA_W] <= '0;
@@ -368,16 +368,32 @@ module bouncer_rx_parser #(
   // (the mask from two byte bounds in C was the deepest RX path at DATA_W 512). The beat
   // offset is a multiple of WB, so byte b of the beat is frame byte {off[15:LB], b}: the TCP
   // offset (below 128) is a pick from a thermometer of the TCP index by off[6:LB] (or passed
-  // when off >= 128), the IP end one compare of the beat numbers (less / equal) and a
+  // when off >= 128), the IP end a comparison of the beat numbers (less / equal) and a
   // thermometer of its low bits.
+  // The beat-number comparison is not made here (an 11-bit compare in front of the mask was
+  // the deepest RX path at DATA_W 512): the first beat of a frame (off 0) needs only the
+  // IP end's beat number against zero, and every later beat takes e_nlt_q / e_neq_q, which
+  // the frame's previous beat registered from its own IP end - off (b_ipr): the next beat is
+  // before / at the IP end's beat when b_ipr >= 2 WB / WB <= b_ipr < 2 WB. Bubbles leave them
+  // alone (a frame's beats reach B in order). The previous beat's IP end is this beat's: the
+  // capture already held the total length for it whenever the mask can be nonzero (bytes
+  // >= 34; the length is in bytes 16..21, so at DATA_W 64 it is there from beat 3 on and the
+  // mask is zero up to beat 4).
+  logic e_nlt_q, e_neq_q;
+  always_ff @(posedge clk) begin
+    if (adv && b_valid_q) begin
+      e_nlt_q <= !b_ipr[17] && (|b_ipr[16:LB+1]);
+      e_neq_q <= !b_ipr[17] && (b_ipr[16:LB] == (17 - LB)'(1));
+    end
+  end
   always_comb begin : b_ckeep
     logic [127:0]  tge;
     logic [WB-1:0] e_lo;
     logic          e_lt, e_eq;
     tge  = tcp_ge(b_tcp_idx_q);
     e_lo = therm_lt(b_ip_end_q[LB-1:0]);
-    e_lt = {1'b0, b_off_q[15:LB]} < b_ip_end_q[16:LB];
-    e_eq = {1'b0, b_off_q[15:LB]} == b_ip_end_q[16:LB];
+    e_lt = b_first_q ? (|b_ip_end_q[16:LB]) : e_nlt_q;
+    e_eq = b_first_q ? !(|b_ip_end_q[16:LB]) : e_neq_q;
     for (int b = 0; b < WB; b++)
       b_keep[b] = b_tcp_q && (b_obig_q || tge[{b_off_q[6:LB], LB'(b)}])
                           && (e_lt || (e_eq && e_lo[b]));

@@ -830,6 +830,43 @@ void truncations(uint64_t seed) {
 TEST(RtlRxParser, W64EveryTruncation) { truncations<Vrx_parser_w64>(13); }
 TEST(RtlRxParser, W512EveryTruncation) { truncations<Vrx_parser_w512>(14); }
 
+// The largest frames (the contract is up to 65535 bytes): the beat offset must reach the
+// last beat, so the frame length, the IP end compare, the checksum byte mask and the payload
+// realignment hold to the last byte. Lengths around the last few beat boundaries, with and
+// without VLAN and IP options, one of them with a corrupted TCP checksum in the last byte.
+template <typename Model>
+void max_length(uint64_t seed) {
+  Harness<Model> h(seed);
+  std::mt19937_64 rng(seed);
+  std::vector<Bytes> frames;
+  for (size_t len : {65535u, 65534u, 65473u, 65472u, 65471u, 65409u, 65408u, 65407u, 65000u}) {
+    for (int v = 0; v < 2; ++v) {
+      Spec s;
+      s.vlan = v != 0;
+      s.tci = 0x0123;
+      if (len % 3 == 0) s.ip_opts.assign(4, 1);
+      const size_t hdr = (s.vlan ? 18u : 14u) + 20u + s.ip_opts.size() + 20u;
+      s.payload.resize(len - hdr);
+      for (auto& b : s.payload) b = static_cast<uint8_t>(rng());
+      frames.push_back(build(s));
+      ASSERT_EQ(frames.back().size(), len);
+    }
+  }
+  frames.push_back(frames.front());
+  frames.back().back() ^= 0x40;  // the TCP checksum must cover the last byte
+  auto out = h.run(frames, 0.9, 0.8, 0.9);
+  check_all(frames, out, "maxlen");
+  for (size_t i = 0; i + 1 < frames.size(); ++i) {
+    EXPECT_EQ(out.recs[i].bad, 0u) << i;
+    EXPECT_EQ(out.recs[i].frame_len, frames[i].size()) << i;
+  }
+  EXPECT_EQ(out.recs.back().tcp_csum_ok, 0u);
+  EXPECT_EQ(out.recs.back().bad, 1u);
+}
+
+TEST(RtlRxParser, W64MaxLengthFrames) { max_length<Vrx_parser_w64>(19); }
+TEST(RtlRxParser, W512MaxLengthFrames) { max_length<Vrx_parser_w512>(20); }
+
 // Back to back, no gaps, outputs always ready: all frames in order, and the beat rate.
 template <typename Model>
 void back_to_back(uint64_t seed, const char* name) {
