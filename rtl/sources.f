@@ -1,6 +1,7 @@
 host/bouncer_regs_pkg.sv
 common/bouncer_util_pkg.sv
 common/bouncer_rr_arbiter.sv
+common/bouncer_eq_sliced.sv
 common/bouncer_axis_frame_fifo.sv
 host/bouncer_axil_regs.sv
 host/bouncer_dma_rd.sv

@@ -116,35 +116,20 @@ module bouncer_axis_async_fifo #(
   assign take         = s_axis_tvalid && s_axis_tready;
   assign wr_inc2_gray = bin2gray(wr_q + (AW + 1)'(2));
   assign fcnt_inc     = fcnt_q + 1'b1;
-  // keep: each comparison stays a net of its own, for a timing tool to find. Each is built
-  // as an AND of 3-bit slice compares (one LUT6 each, kept as nets too) so that it is two LUT
-  // levels from the flops: ABC, mapping the flattened kernel, otherwise spread a 12-bit
-  // equality over LUT2 + LUT6 + MUXF7 + LUT6 (3.25 levels) and full_q missed the 322 MHz
-  // budget.
-  localparam int NSL = (AW + 3) / 3;               // 3-bit slices of an AW+1-bit pointer
-  localparam int PW  = 3 * NSL;
-  logic [AW:0]   rd_half;
-  logic [PW-1:0] rdp, rdp_half, wrp, comp, incp;
-  assign rd_half  = rd_gray_sync_q2 ^ GRAY_HALF;
-  assign rdp      = PW'(rd_gray_sync_q2);
-  assign rdp_half = PW'(rd_half);
-  assign wrp      = PW'(wr_gray_q);
-  assign comp     = PW'(commit_gray_q);
-  assign incp     = PW'(wr_inc_gray_q);
-  (* keep *) logic [NSL-1:0] sl_full_wr, sl_full_commit, sl_full_inc, sl_rd_commit, sl_rd_inc;
-  for (genvar k = 0; k < NSL; k++) begin : g_slice
-    assign sl_full_wr[k]     = wrp[3*k +: 3] == rdp_half[3*k +: 3];
-    assign sl_full_commit[k] = comp[3*k +: 3] == rdp_half[3*k +: 3];
-    assign sl_full_inc[k]    = incp[3*k +: 3] == rdp_half[3*k +: 3];
-    assign sl_rd_commit[k]   = comp[3*k +: 3] == rdp[3*k +: 3];
-    assign sl_rd_inc[k]      = incp[3*k +: 3] == rdp[3*k +: 3];
-  end
+  // keep: each comparison stays a net of its own, for a timing tool to find. Each is a
+  // bouncer_eq_sliced (two LUT levels from the flops): ABC, mapping the flattened kernel,
+  // otherwise spread a 12-bit equality over 3.25 levels and full_q missed the 322 MHz budget.
+  logic [AW:0] rd_half;
+  assign rd_half = rd_gray_sync_q2 ^ GRAY_HALF;
   (* keep *) logic eq_full_wr, eq_full_commit, eq_full_inc, eq_rd_commit, eq_rd_inc;
-  assign eq_full_wr     = &sl_full_wr;
-  assign eq_full_commit = &sl_full_commit;
-  assign eq_full_inc    = &sl_full_inc;
-  assign eq_rd_commit   = &sl_rd_commit;
-  assign eq_rd_inc      = &sl_rd_inc;
+  bouncer_eq_sliced #(.W(AW + 1)) u_eq_full_wr (.a(wr_gray_q), .b(rd_half), .eq(eq_full_wr));
+  bouncer_eq_sliced #(.W(AW + 1)) u_eq_full_commit (.a(commit_gray_q), .b(rd_half),
+                                                    .eq(eq_full_commit));
+  bouncer_eq_sliced #(.W(AW + 1)) u_eq_full_inc (.a(wr_inc_gray_q), .b(rd_half), .eq(eq_full_inc));
+  bouncer_eq_sliced #(.W(AW + 1)) u_eq_rd_commit (.a(commit_gray_q), .b(rd_gray_sync_q2),
+                                                  .eq(eq_rd_commit));
+  bouncer_eq_sliced #(.W(AW + 1)) u_eq_rd_inc (.a(wr_inc_gray_q), .b(rd_gray_sync_q2),
+                                               .eq(eq_rd_inc));
 
   always_comb begin
     wr_d              = wr_q;
@@ -298,18 +283,11 @@ module bouncer_axis_async_fifo #(
   assign move     = ram_v_q && out_load;
   assign ram_re   = avail_q && (!ram_v_q || move);
   assign bump     = ram_re && rd_last_q;
-  // as slices, like the write side's compares
-  logic [PW-1:0] fcp, tcp_same, tcp_inc;
-  assign fcp      = PW'(fcnt_gray_sync_q2);
-  assign tcp_same = PW'(tcnt_gray_q);
-  assign tcp_inc  = PW'(tcnt_inc_gray_q);
-  (* keep *) logic [NSL-1:0] sl_ne_same, sl_ne_inc;
-  for (genvar k = 0; k < NSL; k++) begin : g_rslice
-    assign sl_ne_same[k] = fcp[3*k +: 3] != tcp_same[3*k +: 3];
-    assign sl_ne_inc[k]  = fcp[3*k +: 3] != tcp_inc[3*k +: 3];
-  end
-  assign ne_same  = |sl_ne_same;
-  assign ne_inc   = |sl_ne_inc;
+  logic eq_same, eq_inc;   // sliced, like the write side's compares
+  bouncer_eq_sliced #(.W(AW + 1)) u_eq_same (.a(fcnt_gray_sync_q2), .b(tcnt_gray_q), .eq(eq_same));
+  bouncer_eq_sliced #(.W(AW + 1)) u_eq_inc (.a(fcnt_gray_sync_q2), .b(tcnt_inc_gray_q), .eq(eq_inc));
+  assign ne_same  = !eq_same;
+  assign ne_inc   = !eq_inc;
 
   always_ff @(posedge m_clk) begin
     if (ram_re) begin

@@ -129,16 +129,14 @@ module bouncer_sq_engine #(
   // pending[n]: CI != PI. PI is always inside the ring (< 2**size_log2: the register file
   // takes a doorbell only then, formal_axil_db proves it, and a SIZE write zeroes PI), and so
   // is CI, so the compare needs no ring mask: the size decode stays off the request -> pick
-  // path. The compare is an OR of 3-bit slices kept as nets (each slice's 6 inputs are one
-  // LUT, the OR of 5 one more), so it is 2 LUT levels in front of the round-robin choice;
-  // left to itself, ABC maps it into a wide-mux tree and merges it into the arbiter (about
-  // 1.5 levels deeper). `enable` is in pick_en, not in each request.
+  // path. The compare is a bouncer_eq_sliced (3-bit slices kept as nets), so it is 2 LUT
+  // levels in front of the round-robin choice; left to itself, ABC maps it into a wide-mux
+  // tree and merges it into the arbiter (about 1.5 levels deeper). `enable` is in pick_en,
+  // not in each request.
   for (genvar n = 0; n < NUM_SQ; n++) begin : g_sq
-    (* keep *) logic [4:0] pend_grp;
-    for (genvar g = 0; g < 5; g++) begin : g_grp
-      assign pend_grp[g] = ci_q[n][3*g +: 3] != sq_pi[15*n + 3*g +: 3];
-    end
-    assign pending[n] = |pend_grp;
+    logic pi_eq;
+    bouncer_eq_sliced #(.W(15)) u_pi_eq (.a(ci_q[n]), .b(sq_pi[15*n +: 15]), .eq(pi_eq));
+    assign pending[n] = !pi_eq;
     assign mask[n]    = bouncer_util_pkg::ring_mask(sq_size_log2[4*n +: 4]);
     assign sq_ci[15*n +: 15] = ci_q[n];
   end
