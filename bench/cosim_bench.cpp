@@ -235,7 +235,7 @@ class Bench {
     bouncer::RejectOptions opt;
     opt.push = path == "push";
     opt.allow_inline = path != "dma_buffer";
-    opt.allow_long_pd = true;
+    opt.unsafe_wire_pd = true;
     const uint32_t db_reg = opt.push ? R::reg::SQ_PUSH_DB : R::reg::SQ_DB;
 
     const size_t tx0 = plat_.tx_frames().size();
@@ -386,7 +386,7 @@ class Bench {
     std::vector<uint16_t> ports;
     std::map<uint32_t, uint16_t> port_of;  // cm_id -> peer port (host path)
     bouncer::RejectOptions ro;
-    ro.allow_long_pd = true;
+    ro.unsafe_wire_pd = true;
     for (unsigned j = 0; j < o_.rx_samples; ++j) {
       bouncer::peer::InitiatorConfig ic;
       const uint16_t port = static_cast<uint16_t>(20000 + peer_seq_++);

@@ -71,7 +71,13 @@ std::vector<std::byte> bytes_of(const std::string& s) {
   return v;
 }
 
-// --pd with every "%n" replaced by the request's ordinal (1, 2, ...).
+void emit(const std::string& json) {
+  fmt::print("{}\n", json);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
 std::vector<std::byte> bridge_reject_pd(const std::string& text, unsigned n) {
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -84,13 +90,6 @@ std::vector<std::byte> bridge_reject_pd(const std::string& text, unsigned n) {
   }
   return bytes_of(out);
 }
-
-void emit(const std::string& json) {
-  fmt::print("{}\n", json);
-  std::fflush(stdout);
-}
-
-}  // namespace
 
 int run_bridge_mode(const SimOptions& o) {
   std::string err;
@@ -108,12 +107,8 @@ int run_bridge_mode(const SimOptions& o) {
     fmt::print(stderr, "bouncer sim: --auto-reject backlog needs --backlog N (N > 0)\n");
     return 1;
   }
-  const std::string pd_text = o.pd_text.value_or("bouncer: go away #%n");
+  const std::string pd_text = o.pd_text.value_or(kBridgeDefaultPd);
   const std::vector<std::byte> tmpl = bytes_of(o.template_pd);
-  if (tmpl.size() > 508 || pd_text.size() > 400) {
-    fmt::print(stderr, "bouncer sim: --pd or --template-pd too long\n");
-    return 1;
-  }
 
   std::optional<sim::DgramBridge> bridge;
   try {
@@ -167,6 +162,7 @@ int run_bridge_mode(const SimOptions& o) {
         lo.fin_policy = fin_policy_of(o.fin_policy);
         lo.auto_reject = auto_reject_of(o.auto_reject);
         lo.template_pd = tmpl;
+        lo.unsafe_wire_pd = o.unsafe_wire_pd;
         lo.local_mac = kBridgeMac;
         auto lid = cm.listen(kBridgeIp, o.port, lo);
         if (!lid) {
@@ -210,6 +206,7 @@ int run_bridge_mode(const SimOptions& o) {
                 hex(cr->private_data), hal.now_cycles()));
             RejectOptions ro;
             ro.wr_id = requests;
+            ro.unsafe_wire_pd = o.unsafe_wire_pd;
             auto r = cm.reject(cr->cm_id, pd, ro);
             if (r) ++rejects_ok;
             emit(fmt::format(

@@ -63,6 +63,14 @@ CmContext make_context(unsigned i, const SimOptions& o, std::mt19937_64& rng) {
 
 }  // namespace
 
+std::vector<std::byte> peer_template_pd(const SimOptions& o) {
+  const std::string base = "bouncer: refused by listener policy";
+  const size_t len = std::min<size_t>(o.pd_len.value_or(base.size()), 508);
+  std::vector<std::byte> pd(len);
+  for (size_t k = 0; k < len; ++k) pd[k] = std::byte(static_cast<uint8_t>(base[k % base.size()]));
+  return pd;
+}
+
 std::vector<std::byte> reject_pd(unsigned i, const SimOptions& o) {
   const std::string base = o.pd_text ? *o.pd_text : fmt::format("bouncer: go away #{}", i);
   size_t len = base.size();
@@ -180,6 +188,9 @@ void add_sim_options(CLI::App& app, SimOptions& o) {
   app.add_option("--fst", o.fst, "FST waveform file (empty: none)");
   app.add_option("--seed", o.seed, "Random seed (ISNs, ISN key, IP IDs, back-pressure, loss)")
       ->capture_default_str();
+  app.add_flag("--unsafe-wire-pd", o.unsafe_wire_pd,
+               "Allow a reject or template PD_Length above 255 (up to 512); Linux siw, irdma and "
+               "cxgb4 initiators do not take it intact (docs/reject-frame.md)");
   app.add_flag("--fin", o.fin, "FIN in the reject segment (= --fin-policy irdma)");
   app.add_flag("--mac-filter", o.mac_filter,
                "Take only frames to the listener's MAC and IPv4 address (CM_ROUTE.PROMISC 0, "
@@ -204,6 +215,43 @@ void add_sim_options(CLI::App& app, SimOptions& o) {
       ->capture_default_str();
 }
 
+namespace {
+
+// The private data the run will post, against the driver's rule (check_reject_pd): refused
+// before anything starts, so nothing reaches the wire. Bridge mode cannot know the revision
+// of a real initiator's request ahead: siw, irdma and cxgb4 send rev 2 enhanced, so its
+// PDs are held to the enhanced limit; %n is taken at its widest.
+std::optional<std::string> pd_option_error(const SimOptions& o) {
+  auto check = [&](const char* opt, size_t len, bool enhanced) -> std::optional<std::string> {
+    if (auto v = check_reject_pd(len, enhanced, o.unsafe_wire_pd); !v) {
+      return fmt::format("{}: {} (--unsafe-wire-pd)", opt, v.error().message);
+    }
+    return std::nullopt;
+  };
+  if (o.mode == "bridge") {
+    const unsigned widest = o.connections_limit != 0 ? o.connections_limit : UINT32_MAX;
+    const std::string text = o.pd_text.value_or(kBridgeDefaultPd);
+    if (auto e = check("--pd", bridge_reject_pd(text, widest).size(), true)) return e;
+    if (o.auto_reject != "off") {
+      if (auto e = check("--template-pd", o.template_pd.size(), true)) return e;
+    }
+    return std::nullopt;
+  }
+  const bool enhanced = o.rev == 2;
+  const unsigned n = o.pd_len || o.pd_text ? 1 : static_cast<unsigned>(std::size(kDefaultPdLens));
+  for (unsigned i = 0; i < std::min(n, o.connections); ++i) {
+    if (auto e = check(o.pd_len ? "--pd-len" : "--pd", reject_pd(i, o).size(), enhanced)) {
+      return e;
+    }
+  }
+  if (o.mode == "peer" && o.auto_reject != "off") {
+    if (auto e = check("--pd-len (template)", peer_template_pd(o).size(), true)) return e;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 int run_sim(const SimOptions& opts) {
   SimOptions o = opts;
   if (o.mode == "push" || o.mode == "db" || o.mode == "both") {
@@ -218,6 +266,10 @@ int run_sim(const SimOptions& opts) {
     o.fin_policy = "irdma";
   }
   if (o.mode == "selftest") return run_selftest_mode(o);  // nothing on the port: no pcap
+  if (auto e = pd_option_error(o)) {
+    fmt::print(stderr, "bouncer sim: {}\n", *e);
+    return 2;
+  }
   if (!prepare_pcap_dir(o)) return 1;
   if (o.mode == "bridge") return run_bridge_mode(o);
   return o.mode == "context" ? run_context_mode(o) : run_peer_mode(o);
@@ -273,7 +325,7 @@ int run_context_mode(const SimOptions& o) {
         const auto pd = reject_pd(i, o);
         RejectOptions ro;
         ro.push = caps.push && (o.post == "push" || (o.post == "both" && i % 2 == 1));
-        ro.allow_long_pd = pd.size() > regs::kApiPdSoftMax;
+        ro.unsafe_wire_pd = o.unsafe_wire_pd;
         // siw is today's behaviour: DEFAULT, the context's policy (read as SIW_SAFE).
         ro.fin_policy = o.fin_policy == "irdma"   ? regs::FinPolicy::IRDMA
                         : o.fin_policy == "abort" ? regs::FinPolicy::ABORT

@@ -38,7 +38,8 @@ struct SimOptions {
   std::string pcap = "out/demo.pcap";
   std::string fst;
   uint64_t seed = 1;
-  bool fin = false;  // legacy: --fin-policy irdma
+  bool fin = false;             // legacy: --fin-policy irdma
+  bool unsafe_wire_pd = false;  // PD_Length above 255 (RejectOptions::unsafe_wire_pd)
   // peer mode
   unsigned peer_pd_len = 16;         // private data of each MPA request
   double loss = 0.0;                 // frame loss probability, both directions
@@ -60,7 +61,8 @@ struct SimOptions {
 
 void add_sim_options(CLI::App& app, SimOptions& o);
 /// Runs the demo; returns the process exit code (0 all rejects ok and every check passed,
-/// 1 otherwise, 3 if the simulation itself failed).
+/// 1 otherwise, 2 for private data the driver would refuse (nothing is run), 3 if the
+/// simulation itself failed).
 int run_sim(const SimOptions& o);
 
 // The two modes (sim_cmd.cpp, sim_peer.cpp); `o` is normalized by run_sim.
@@ -73,6 +75,13 @@ int run_selftest_mode(const SimOptions& o);
 /// The reject PD of connection i: --pd text (or "bouncer: go away #i"), cut or padded by
 /// repetition to --pd-len (default 7, 33, 64, 200 in turn).
 std::vector<std::byte> reject_pd(unsigned i, const SimOptions& o);
+/// The auto-reject template of peer mode: "bouncer: refused by listener policy", cut or
+/// padded by repetition to --pd-len.
+std::vector<std::byte> peer_template_pd(const SimOptions& o);
+/// --pd of bridge mode when none is given.
+inline constexpr const char* kBridgeDefaultPd = "bouncer: go away #%n";
+/// --pd of bridge mode with every "%n" replaced by the request's ordinal n.
+std::vector<std::byte> bridge_reject_pd(const std::string& text, unsigned n);
 /// "10.0.0.1" from 0x0A000001.
 std::string ip_str(uint32_t ip);
 /// --fin-policy siw|irdma|abort and --auto-reject off|all|backlog|ird-ord as register enums.

@@ -132,14 +132,6 @@ std::vector<uint8_t> request_pd(unsigned i, unsigned len) {
   return pd;
 }
 
-std::vector<std::byte> template_pd(const SimOptions& o) {
-  const std::string base = "bouncer: refused by listener policy";
-  const size_t len = std::min<size_t>(o.pd_len.value_or(base.size()), 508);
-  std::vector<std::byte> pd(len);
-  for (size_t k = 0; k < len; ++k) pd[k] = std::byte(static_cast<uint8_t>(base[k % base.size()]));
-  return pd;
-}
-
 std::string cycles_or_dash(uint64_t from, uint64_t to) {
   return from != 0 && to >= from ? fmt::format("{}", to - from) : "-";
 }
@@ -171,7 +163,7 @@ int run_peer_mode(const SimOptions& o) {
   pc.loss_from_bouncer = o.loss;
   pc.wire_seed = o.seed;
 
-  const auto tmpl = template_pd(o);
+  const auto tmpl = peer_template_pd(o);
   std::vector<Conn> conns(o.connections);
   std::map<std::pair<uint32_t, uint16_t>, size_t> by_tuple;
   std::map<uint32_t, size_t> by_cm_id;  // the connection a cm_id currently belongs to
@@ -217,6 +209,7 @@ int run_peer_mode(const SimOptions& o) {
       lo.fin_policy = fin_policy_of(o.fin_policy);
       lo.auto_reject = auto_reject_of(o.auto_reject);
       lo.template_pd = tmpl;
+      lo.unsafe_wire_pd = o.unsafe_wire_pd;
       lo.template_ird_ord = ird_ord_word(kMaxIrdOrd, kMaxIrdOrd);
       lo.max_ird = kMaxIrdOrd;
       lo.max_ord = kMaxIrdOrd;
@@ -293,7 +286,7 @@ int run_peer_mode(const SimOptions& o) {
               ro.push = caps.push && (o.post == "push" || (o.post == "both" && i % 2 == 1));
               ro.wr_id = i;
             }
-            ro.allow_long_pd = pd.size() > regs::kApiPdSoftMax;
+            ro.unsafe_wire_pd = o.unsafe_wire_pd;
             auto r = cm.reject(cr->cm_id, pd, ro);  // fin_policy DEFAULT: the listener's
             if (it != by_tuple.end()) {
               Conn& c = conns[it->second];

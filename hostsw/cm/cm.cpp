@@ -34,6 +34,56 @@ Error completion_error(const Completion& c) {
   return e;
 }
 
+Result<void> check_reject_pd(size_t pd_bytes, bool enhanced, bool unsafe_wire_pd) {
+  const size_t word = enhanced ? kIrdOrdBytes : 0;
+  const size_t wire = pd_bytes + word;
+  const size_t limit = unsafe_wire_pd ? regs::kMpaPdMax : regs::kWirePdSafeMax;
+  if (wire <= limit) return {};
+  const std::string what =
+      enhanced
+          ? fmt::format(
+                "{} bytes of private data make PD_Length {} on the wire with the "
+                "4-byte IRD/ORD word of an enhanced (rev 2) connection",
+                pd_bytes, wire)
+          : fmt::format("{} bytes of private data make PD_Length {} on the wire", pd_bytes, wire);
+  if (unsafe_wire_pd) {
+    return make_error(Errc::kInvalidArgument,
+                      fmt::format("{}: above the MPA limit of {} (at most {} bytes here)", what,
+                                  regs::kMpaPdMax, regs::kMpaPdMax - word));
+  }
+  return make_error(
+      Errc::kInvalidArgument,
+      fmt::format("{}: above {}, the most every Linux initiator takes intact (at most {} bytes "
+                  "here): siw fails a PD_Length over 256, irdma and cxgb4 keep the length in a "
+                  "u8; the unsafe_wire_pd option sends up to {}",
+                  what, regs::kWirePdSafeMax, regs::kWirePdSafeMax - word, regs::kMpaPdMax));
+}
+
+Result<void> check_reply_ird_ord(uint32_t word, std::optional<uint32_t> request) {
+  constexpr uint32_t kP2p = 0x8000'0000, kWriteRtr = 0x8000, kReadRtr = 0x4000, kNone = 0x3FFF;
+  const uint32_t ird = (word >> 16) & kNone, ord = word & kNone;
+  auto bad = [&](std::string why) {
+    return make_error(Errc::kInvalidArgument,
+                      fmt::format("IRD/ORD word 0x{:08X}: {}; an irdma initiator would reset "
+                                  "the connection and drop the private data "
+                                  "(irdma_negotiate_mpa_v2_ird_ord)",
+                                  word, why));
+  };
+  if ((word & kP2p) == 0) return bad("no peer-to-peer bit (0x80000000)");
+  if ((word & (kWriteRtr | kReadRtr)) == 0) {
+    return bad("neither the Write (0x8000) nor the Read (0x4000) RTR bit");
+  }
+  if (ird == kNone || ord == kNone) return {};
+  if (ird == 0 && (word & kReadRtr) != 0) return bad("IRD 0 with the Read RTR bit");
+  if (request) {
+    const uint32_t req_ird = (*request >> 16) & kNone;
+    if (ord > req_ird) {
+      return bad(fmt::format("ORD {} is above the initiator's IRD {}", ord, req_ird));
+    }
+  }
+  return {};
+}
+
 const char* event_name(const Event& e) {
   return std::visit(Overloaded{[](const ConnectRequest&) { return "CONNECT_REQUEST"; },
                                [](const PeerReset&) { return "PEER_RESET"; },
@@ -78,12 +128,14 @@ Result<ListenerId> Cm::listen(uint32_t local_ip, uint16_t port, const ListenOpti
     return make_error(Errc::kInvalidArgument,
                       fmt::format("listener index {} is not below {}", *o.index, n));
   }
-  if (o.template_pd.size() > regs::kMpaPdMax - kIrdOrdBytes) {
-    return make_error(
-        Errc::kInvalidArgument,
-        fmt::format("{}-byte PD template: at most {} (PD_Length {} with the rev-2 "
-                    "IRD/ORD word)",
-                    o.template_pd.size(), regs::kMpaPdMax - kIrdOrdBytes, regs::kMpaPdMax));
+  // the template answers rev 2 enhanced requests too: the IRD/ORD word counts
+  if (auto v = check_reject_pd(o.template_pd.size(), true, o.unsafe_wire_pd); !v) {
+    return make_error(Errc::kInvalidArgument, "listener template: " + v.error().message);
+  }
+  if (o.template_ird_ord) {
+    if (auto v = check_reply_ird_ord(*o.template_ird_ord, std::nullopt); !v) {
+      return make_error(Errc::kInvalidArgument, "listener template: " + v.error().message);
+    }
   }
   if (o.max_ird > 0x3FFF || o.max_ord > 0x3FFF) {
     return make_error(Errc::kInvalidArgument,
@@ -254,6 +306,7 @@ std::optional<Event> Cm::on_aeqe(const Aeqe& e) {
       fresh.rev = e.rev;
       fresh.flags = e.flags;
       fresh.listener = e.listener;
+      if (fresh.enhanced()) fresh.ird_ord = e.ird_ord;
       fresh.gen = n.gen + 1;
       n = fresh;
       shadow_.erase(e.cm_id);  // any host-written context of this cm_id is gone
@@ -409,12 +462,8 @@ Result<void> Cm::validate_reject(uint32_t cm_id, std::span<const std::byte> pd,
         Errc::kInvalidArgument,
         fmt::format("cm_id {} is not below the connection-table depth {}", cm_id, caps.ctx_depth));
   }
-  if (pd.size() > regs::kApiPdSoftMax && !opts.allow_long_pd) {
-    return make_error(Errc::kInvalidArgument,
-                      fmt::format("{} bytes of private data: rdma_reject()'s private_data_len is "
-                                  "a u8 (at most {}); set allow_long_pd for up to {} on the wire",
-                                  pd.size(), regs::kApiPdSoftMax, regs::kMpaPdMax));
-  }
+  // the connection's revision decides the IRD/ORD word; the smaller limit holds for both
+  if (auto v = check_reject_pd(pd.size(), false, opts.unsafe_wire_pd); !v) return v.error();
   if (opts.push && !caps.push) {
     return make_error(Errc::kInvalidArgument,
                       "push mode requested but the device has no push page");
@@ -432,15 +481,6 @@ Result<void> Cm::validate_reject(uint32_t cm_id, std::span<const std::byte> pd,
   return {};
 }
 
-namespace {
-Error wire_too_long(uint32_t wire, size_t pd, bool enhanced) {
-  return make_error(Errc::kInvalidArgument,
-                    fmt::format("PD_Length on the wire would be {} ({} bytes{}), above the MPA "
-                                "limit {}",
-                                wire, pd, enhanced ? " + 4 IRD/ORD" : "", regs::kMpaPdMax));
-}
-}  // namespace
-
 Result<uint16_t> Cm::post_reject(uint32_t cm_id, std::span<const std::byte> pd,
                                  const RejectOptions& opts) {
   if (auto v = validate_reject(cm_id, pd, opts); !v) return v.error();
@@ -457,8 +497,12 @@ Result<uint16_t> Cm::post_reject(uint32_t cm_id, std::span<const std::byte> pd,
 
 Result<uint16_t> Cm::post_node_reject(uint32_t cm_id, Node& n, std::span<const std::byte> pd,
                                       const RejectOptions& opts) {
-  const uint32_t wire = static_cast<uint32_t>(pd.size()) + (n.enhanced() ? kIrdOrdBytes : 0);
-  if (wire > regs::kMpaPdMax) return wire_too_long(wire, pd.size(), n.enhanced());
+  if (auto v = check_reject_pd(pd.size(), n.enhanced(), opts.unsafe_wire_pd); !v) {
+    return v.error();
+  }
+  if (opts.ird_ord && n.enhanced()) {
+    if (auto v = check_reply_ird_ord(*opts.ird_ord, n.ird_ord); !v) return v.error();
+  }
   RejectWqe w;
   w.cm_id = cm_id;
   w.sq = opts.sq;
@@ -495,8 +539,12 @@ Result<uint16_t> Cm::post_context_reject(uint32_t cm_id, std::span<const std::by
   if (c.rejected) {
     return make_error(Errc::kState, fmt::format("cm_id {} was already rejected", cm_id));
   }
-  const uint32_t wire = c.wire_pd_len(pd.size());
-  if (wire > regs::kMpaPdMax) return wire_too_long(wire, pd.size(), c.enhanced());
+  if (auto v = check_reject_pd(pd.size(), c.enhanced(), opts.unsafe_wire_pd); !v) {
+    return v.error();
+  }
+  if (opts.ird_ord && c.enhanced()) {
+    if (auto v = check_reply_ird_ord(*opts.ird_ord, c.req_ird_ord); !v) return v.error();
+  }
   RejectWqe w;
   w.cm_id = cm_id;
   w.sq = opts.sq;

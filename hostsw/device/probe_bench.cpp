@@ -55,7 +55,7 @@ class ProbeBench {
     RejectOptions opt;
     opt.push = path == "push";
     opt.allow_inline = path != "dma_buffer";
-    opt.allow_long_pd = true;
+    opt.unsafe_wire_pd = true;
     records_.clear();
     if (auto r = dev_.probes_start(); !r.ok()) return r.error();
     std::vector<uint16_t> idx(n);

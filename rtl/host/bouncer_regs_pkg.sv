@@ -19,7 +19,7 @@ package bouncer_regs_pkg;
   localparam int CM_CTX_BYTES = 64;  // Size of one connection context image.
   localparam int INLINE_PD_MAX = 32;  // Largest private data that fits inline in an SQ WQE (qwords 4..7).
   localparam int MPA_PD_MAX = 512;  // Largest PD_Length on the wire (RFC 5044, irdma IETF_MAX_PRIV_DATA_LEN). In rev 2 it includes the 4-byte IRD/ORD word.
-  localparam int API_PD_SOFT_MAX = 255;  // rdma_reject()'s private_data_len is a u8; longer PD is allowed by the driver only with an explicit option.
+  localparam int WIRE_PD_SAFE_MAX = 255;  // Largest PD_Length every Linux initiator takes intact (on a rev 2 enhanced connection it includes the 4-byte IRD/ORD word, leaving 251 bytes of private data): siw fails a PD_Length over 256 (siw_recv_mpa_rr), cxgb4 and irdma keep the length in a u8. The driver refuses more unless the caller names the unsafe option (docs/reject-frame.md).
   localparam int RING_LOG2_MIN = 2;  // Smallest ring: 4 entries.
   localparam int RING_LOG2_MAX = 15;  // Largest ring: 32768 entries (the 15-bit wqe_idx).
   localparam int AEQE_BYTES = 32;  // Size of one event-queue entry (AEQE).
@@ -90,6 +90,7 @@ package bouncer_regs_pkg;
   localparam logic [15:0] CQ_MINOR_PD_TOO_LONG = 16'h2;
   localparam logic [15:0] CQ_MINOR_STALE_WQE = 16'h3;
   localparam logic [15:0] CQ_MINOR_ADDR_MISALIGNED = 16'h4;
+  localparam logic [15:0] CQ_MINOR_BAD_IRD_ORD = 16'h5;
   localparam logic [15:0] CQ_MINOR_CM_ID_RANGE = 16'h11;
   localparam logic [15:0] CQ_MINOR_NO_CONTEXT = 16'h12;
   localparam logic [15:0] CQ_MINOR_BAD_STATE = 16'h13;

@@ -724,7 +724,7 @@ class Run {
                                     R::FinPolicy::IRDMA, R::FinPolicy::ABORT};
       o.fin_policy = pols[(v >> 3) & 3];
       o.push = (v >> 5) & 1;
-      o.allow_long_pd = true;
+      o.unsafe_wire_pd = true;
       post_until_room([&] { return cm_->post_reject(*it, pd, o); });
       it = held_.erase(it);
     }

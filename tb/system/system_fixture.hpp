@@ -624,7 +624,7 @@ class Scenario {
     c.cfg = cfg;
     c.reject_pd = std::move(pd);
     c.opts = opts;
-    c.opts.allow_long_pd = c.reject_pd.size() > R::kApiPdSoftMax;
+    c.opts.unsafe_wire_pd = c.reject_pd.size() + 4 > R::kWirePdSafeMax;
     c.peer = plat_.add_peer(cfg, start);
     by_tuple_[{cfg.ip, cfg.port}] = conns.size();
     conns.push_back(std::move(c));

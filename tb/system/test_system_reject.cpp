@@ -150,7 +150,7 @@ TEST_P(SystemReject, RevVlanPdLengthMatrix) {
           ASSERT_TRUE(cm.write_context(id, ctx).ok());
           auto pd = make_pd(rng, len);
           RejectOptions o;
-          o.allow_long_pd = true;
+          o.unsafe_wire_pd = true;
           o.push = (id % 2) == 1;
           o.wr_id = 0x1000 + id;
           if (enh && len > 508) {
@@ -495,7 +495,7 @@ TEST_P(SystemReject, PushDropFallsBackToRing) {
     auto pd1 = make_pd(rng, 8);
     auto pd2 = make_pd(rng, 12);
     RejectOptions slow;
-    slow.allow_long_pd = true;
+    slow.unsafe_wire_pd = true;
     RejectOptions push;
     push.push = true;
     std::vector<uint16_t> idx;

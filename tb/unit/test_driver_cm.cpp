@@ -140,13 +140,13 @@ TEST_F(CmTest, OptionsReachTheWqe) {
   ASSERT_TRUE(cm->write_context(2, ctx(1, false)));
   RejectOptions o;
   o.push = true;
-  o.ird_ord = 0x8000C000;
+  o.ird_ord = 0x8001C001;
   auto a = cm->reject(1, pd_of(3), o);
   ASSERT_TRUE(a);
   EXPECT_TRUE(a->push);
   EXPECT_TRUE(hal.frames.at(0).from_push);
   EXPECT_TRUE(hal.frames.at(0).ird_ord_valid);
-  EXPECT_EQ(hal.frames.at(0).ird_ord, 0x8000C000u);
+  EXPECT_EQ(hal.frames.at(0).ird_ord, 0x8001C001u);
   RejectOptions no_inline;
   no_inline.allow_inline = false;
   ASSERT_TRUE(cm->reject(2, pd_of(3), no_inline));
@@ -170,7 +170,7 @@ TEST_F(CmTest, ValidationHappensBeforeAnythingIsPosted) {
   EXPECT_NE(u8max.error().message.find("u8"), std::string::npos) << u8max.error().message;
 
   RejectOptions lng;
-  lng.allow_long_pd = true;
+  lng.unsafe_wire_pd = true;
   auto enh = cm->reject(0, pd_of(509), lng);  // 509 + 4 > 512
   ASSERT_FALSE(enh);
   EXPECT_EQ(enh.error().code, Errc::kInvalidArgument);
@@ -208,7 +208,7 @@ TEST_F(CmTest, ContextsWrittenElsewhereAreLearnedFromTheHardware) {
     ASSERT_TRUE(other.write_context(5, ctx(2, true)));
   }
   RejectOptions lng;
-  lng.allow_long_pd = true;
+  lng.unsafe_wire_pd = true;
   auto too_long = cm->reject(5, pd_of(510), lng);  // needs the rev to know about the +4
   ASSERT_FALSE(too_long);
   EXPECT_EQ(too_long.error().code, Errc::kInvalidArgument);

@@ -4,6 +4,7 @@
 // (every type, both polarities, several ring wraps, a stalled AEQ), the PD area in both
 // directions, reject by cm_id for every fin_policy, and iw_cm's contract (no events after
 // the reject, terminal events consumed by the driver, reused cm_ids, PEER_RESET, cleanup).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -725,7 +726,7 @@ TEST_F(PassiveCmTest, RejectValidationUsesTheRequestsRevision) {
   const uint32_t enh = indicated(request(2, true, 0, 1));
   const uint32_t rev1 = indicated(request(1, false, 0, 2));
   RejectOptions lng;
-  lng.allow_long_pd = true;
+  lng.unsafe_wire_pd = true;
   const size_t db = sq_doorbells(hal);
   auto e1 = cm->reject(enh, as_bytes(pattern(509, 1)), lng);
   ASSERT_FALSE(e1);
@@ -741,6 +742,100 @@ TEST_F(PassiveCmTest, RejectValidationUsesTheRequestsRevision) {
   auto b = cm->reject(rev1, as_bytes(pattern(512, 1)), lng);
   ASSERT_TRUE(b) << b.error().message;
   EXPECT_EQ(hal.frames.back().wire_pd_len, 512);
+}
+
+// PD_Length <= 255 by default (WIRE_PD_SAFE_MAX): siw fails a PD_Length over 256, irdma and
+// cxgb4 keep it in a u8. On an enhanced connection the IRD/ORD word counts: 251 user bytes.
+TEST_F(PassiveCmTest, PrivateDataIsHeldToTheInteropSafeLimit) {
+  listen();
+  const uint32_t enh = indicated(request(2, true, 0, 1));
+  const uint32_t rev1 = indicated(request(1, false, 0, 2));
+  const size_t db = sq_doorbells(hal);
+  auto e252 = cm->reject(enh, as_bytes(pattern(252, 1)));
+  ASSERT_FALSE(e252);
+  EXPECT_EQ(e252.error().code, Errc::kInvalidArgument);
+  for (const char* what : {"PD_Length 256", "255", "at most 251", "siw", "u8", "unsafe_wire_pd"}) {
+    EXPECT_NE(e252.error().message.find(what), std::string::npos)
+        << what << " missing in: " << e252.error().message;
+  }
+  auto r256 = cm->reject(rev1, as_bytes(pattern(256, 2)));
+  ASSERT_FALSE(r256);
+  EXPECT_NE(r256.error().message.find("at most 255"), std::string::npos) << r256.error().message;
+  EXPECT_EQ(sq_doorbells(hal), db) << "nothing may reach the hardware";
+  EXPECT_EQ(cm->node_state(enh), NodeState::kHeld);
+  EXPECT_EQ(cm->node_state(rev1), NodeState::kHeld);
+
+  auto a = cm->reject(enh, as_bytes(pattern(251, 1)));
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ(hal.frames.back().wire_pd_len, 255);
+  auto b = cm->reject(rev1, as_bytes(pattern(255, 2)));
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_EQ(hal.frames.back().wire_pd_len, 255);
+
+  // the named unsafe option goes on to 512
+  RejectOptions unsafe;
+  unsafe.unsafe_wire_pd = true;
+  const uint32_t enh2 = indicated(request(2, true, 0, 3));
+  auto c = cm->reject(enh2, as_bytes(pattern(252, 3)), unsafe);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(hal.frames.back().wire_pd_len, 256);
+}
+
+// irdma negotiates the IRD/ORD word of a reject too, and resets the connection over a word it
+// refuses: the driver refuses such a word before anything is posted.
+TEST_F(PassiveCmTest, ReplyIrdOrdWordMustPassIrdmasNegotiation) {
+  listen();
+  const uint32_t id = indicated(request(2, true, 0, 4));  // request IRD 16, ORD 4
+  struct Bad {
+    uint32_t word;
+    const char* why;
+  } const bad[] = {
+      {0x00104010, "peer-to-peer"},  // no P2P
+      {0x80100010, "RTR"},           // no RTR bit
+      {0x80104011, "ORD 17 is above the initiator's IRD 16"},
+      {0x80004001, "IRD 0 with the Read RTR bit"},
+  };
+  const size_t db = sq_doorbells(hal);
+  for (const Bad& b : bad) {
+    RejectOptions o;
+    o.ird_ord = b.word;
+    auto r = cm->reject(id, as_bytes(pattern(8, 4)), o);
+    ASSERT_FALSE(r) << fmt::format("0x{:08X}", b.word);
+    EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
+    EXPECT_NE(r.error().message.find(b.why), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("irdma"), std::string::npos) << r.error().message;
+  }
+  EXPECT_EQ(sq_doorbells(hal), db);
+  EXPECT_TRUE(check_reply_ird_ord(0xBFFF4011, 0x80104004)) << "IRD 0x3FFF: no numeric check";
+  EXPECT_TRUE(check_reply_ird_ord(0x80008000, 0x80104004)) << "IRD 0 with Write RTR only";
+  EXPECT_FALSE(check_reply_ird_ord(0x80100011, std::nullopt)) << "no request: still the RTR rule";
+  EXPECT_TRUE(check_reply_ird_ord(0x80104011, std::nullopt)) << "no request: no ORD check";
+  RejectOptions ok;
+  ok.ird_ord = 0x80104010;  // ORD 16 = the initiator's IRD
+  auto r = cm->reject(id, as_bytes(pattern(8, 4)), ok);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(regs::get(dev->sq().wqe(r->wqe_idx), regs::sq_wqe::IRD_ORD), 0x80104010u);
+}
+
+TEST_F(PassiveCmTest, ListenerTemplatesAreHeldToTheSameRules) {
+  ListenOptions o;
+  o.auto_reject = regs::AutoReject::ALL;
+  o.template_pd = as_bytes(pattern(252, 5));
+  auto l = cm->listen(0, 20049, o);
+  ASSERT_FALSE(l);
+  EXPECT_EQ(l.error().code, Errc::kInvalidArgument);
+  EXPECT_NE(l.error().message.find("at most 251"), std::string::npos) << l.error().message;
+  o.template_pd.resize(251);
+  o.template_ird_ord = 0x00104010;  // no P2P
+  l = cm->listen(0, 20049, o);
+  ASSERT_FALSE(l);
+  EXPECT_NE(l.error().message.find("peer-to-peer"), std::string::npos) << l.error().message;
+  EXPECT_FALSE(hal.listeners[0].has_value()) << "nothing installed";
+  o.template_ird_ord = 0x80104010;
+  ASSERT_TRUE(cm->listen(0, 20049, o));
+  o.template_pd.resize(252);
+  o.unsafe_wire_pd = true;
+  ASSERT_TRUE(cm->listen(0, 20050, o));
 }
 
 // iw_cm's contract: after reject() the cm_id delivers nothing; the driver consumes the

@@ -37,14 +37,37 @@ struct RejectOptions {
   /// Deprecated alias of fin_policy = IRDMA (FIN in the reject segment, as irdma does; a siw
   /// initiator then loses the PD). Setting it together with SIW_SAFE or ABORT is an error.
   bool fin = false;
-  std::optional<uint32_t> ird_ord;  // reply IRD/ORD word instead of the hardware default
-  bool allow_long_pd = false;       // permit 256..512 bytes of PD (rdma_reject's length is a u8)
+  /// Reply IRD/ORD word (ctrl_ird << 16 | ctrl_ord) instead of the hardware default
+  /// (0xBFFF7FFF: P2P, Read RTR, "no IRD/ORD"). It must pass check_reply_ird_ord().
+  std::optional<uint32_t> ird_ord;
+  /// Send a PD_Length above WIRE_PD_SAFE_MAX (255), up to MPA_PD_MAX (512). Linux
+  /// initiators do not take it intact: siw fails a PD_Length over 256 (a 6.1 kernel oopsed
+  /// on that path), cxgb4 fails over 256 and keeps the length in a u8 (256 reports 252
+  /// bytes of junk), irdma keeps the length in a u8 (it wraps). docs/reject-frame.md.
+  bool unsafe_wire_pd = false;
   uint64_t wr_id = 0;
   uint64_t timeout_cycles = 2'000'000;  // reject(): how long to wait for the completion
 };
 
 /// Converts an error completion into an Error (kHardware, with the codes) naming cm_id.
 Error completion_error(const Completion& c);
+
+/// The private-data rule of an MPA reject. PD_Length on the wire is `pd_bytes`, plus 4 for the
+/// IRD/ORD word when the request was rev 2 enhanced. Up to WIRE_PD_SAFE_MAX (255) siw, irdma
+/// and cxgb4 initiators all deliver the private data intact (user PD <= 251 bytes enhanced,
+/// <= 255 on rev 1); above it only with `unsafe_wire_pd`, and never above MPA_PD_MAX (512).
+/// kInvalidArgument names the limit and the reason.
+Result<void> check_reject_pd(size_t pd_bytes, bool enhanced, bool unsafe_wire_pd);
+
+/// The IRD/ORD word of a rev 2 reply, against irdma's initiator, which negotiates it even for
+/// a reject (irdma_negotiate_mpa_v2_ird_ord) and answers a word it refuses with a RST, handing
+/// its application its own request's private data instead of ours. Needed: the peer-to-peer
+/// bit (ctrl_ird bit 15) and a Write or Read RTR bit (ctrl_ord bit 15 or 14); unless either
+/// 14-bit field is 0x3FFF ("no IRD/ORD"), IRD 0 must not come with the Read RTR bit, and the
+/// ORD must not exceed the initiator's IRD (`request`'s ctrl_ird, when known). The hardware
+/// checks the same rule (WQE/BAD_IRD_ORD; a listener template that fails it for a request is
+/// replaced by the default word). kInvalidArgument names the rule.
+Result<void> check_reply_ird_ord(uint32_t word, std::optional<uint32_t> request);
 
 /// A listener, as listen() returned it: the hardware listener-table index.
 struct ListenerId {
@@ -56,9 +79,14 @@ struct ListenOptions {
   uint16_t backlog = 0;  // requests waiting for the host at once; 0: no limit
   regs::FinPolicy fin_policy = regs::FinPolicy::SIW_SAFE;  // default of reject()s
   regs::AutoReject auto_reject = regs::AutoReject::OFF;
-  std::vector<std::byte> template_pd;        // auto-reject PD (<= 508 bytes)
-  std::optional<uint32_t> template_ird_ord;  // auto-reject IRD/ORD word for rev-2 requests
-  uint16_t max_ird = 0, max_ord = 0;         // auto_reject IRD_ORD limits
+  /// Auto-reject PD: at most 251 bytes (check_reject_pd for an enhanced request), 508 with
+  /// unsafe_wire_pd.
+  std::vector<std::byte> template_pd;
+  /// Auto-reject IRD/ORD word for rev-2 requests (check_reply_ird_ord without a request; for
+  /// a request whose IRD it does not fit, the hardware sends its default word instead).
+  std::optional<uint32_t> template_ird_ord;
+  bool unsafe_wire_pd = false;        // template_pd over 251 bytes (see RejectOptions)
+  uint16_t max_ird = 0, max_ord = 0;  // auto_reject IRD_ORD limits
   std::array<uint8_t, 6> local_mac{};
   uint8_t ttl = 64, tos = 0;
   std::optional<unsigned> index;  // listener-table entry; unset: the lowest free one
@@ -150,9 +178,10 @@ class Cm {
   // ---- passive CM
   /// iw_create_listen: installs a hardware listener on local_ip:port (0 = any address; an
   /// exact-address listener wins over a wildcard one). Waits for STATUS.CM_READY first.
-  /// kInvalidArgument (nothing posted): port 0, index >= 16, template over 508 bytes (the
-  /// rev-2 IRD/ORD word must fit too), max_ird/max_ord over 14 bits, BACKLOG auto-reject
-  /// without a backlog. kState: the index, or this address and port, is already in use.
+  /// kInvalidArgument (nothing posted): port 0, index >= 16, a template that fails
+  /// check_reject_pd (as for an enhanced request) or check_reply_ird_ord, max_ird/max_ord
+  /// over 14 bits, BACKLOG auto-reject without a backlog. kState: the index, or this address
+  /// and port, is already in use.
   Result<ListenerId> listen(uint32_t local_ip, uint16_t port, const ListenOptions& opts = {});
   /// iw_destroy_listen: new SYNs get a RST; connections already accepted run to their end.
   /// kState (nothing posted) when `id` is not a listener of this Cm.
@@ -187,9 +216,11 @@ class Cm {
   /// call returns. Error completions come back as Errc::kHardware with the codes set.
   /// Validation (Errc::kInvalidArgument, nothing posted, the connection is still held):
   ///  - cm_id < CAPS connection-table depth;
-  ///  - pd.size() <= 255 unless opts.allow_long_pd (rdma_reject's private_data_len is a u8);
-  ///  - PD_Length on the wire (pd.size(), + 4 when the request is rev 2 enhanced)
-  ///    <= 512 (MPA_PD_MAX); the hardware checks it again (WQE/PD_TOO_LONG);
+  ///  - check_reject_pd(): PD_Length on the wire (pd.size(), + 4 when the request is rev 2
+  ///    enhanced) <= 255, or <= 512 (MPA_PD_MAX) with opts.unsafe_wire_pd; the hardware
+  ///    checks 512 again (WQE/PD_TOO_LONG);
+  ///  - opts.ird_ord, on an enhanced connection: check_reply_ird_ord() against the request's
+  ///    word (the hardware checks it again: WQE/BAD_IRD_ORD);
   ///  - opts.push only when CAPS.PUSH; opts.fin only with fin_policy DEFAULT or IRDMA.
   /// Errc::kState (nothing posted): the application does not hold cm_id (never indicated,
   /// already rejected, or a node of the passive CM this Cm did not indicate); for a
@@ -228,10 +259,11 @@ class Cm {
     uint8_t rev = 0;
     uint8_t flags = 0;
     uint8_t listener = 0;
-    uint32_t gen = 0;            // bumped by every CONNECT_REQUEST on this cm_id
-    bool reset_seen = false;     // the node's RESET event was consumed
-    bool terminal_seen = false;  // a terminal event (or RESET) arrived while kRejecting
-    bool cleanup_done = false;   // the internal ABORT reject was already tried
+    std::optional<uint32_t> ird_ord;  // the request's IRD/ORD word (enhanced requests)
+    uint32_t gen = 0;                 // bumped by every CONNECT_REQUEST on this cm_id
+    bool reset_seen = false;          // the node's RESET event was consumed
+    bool terminal_seen = false;       // a terminal event (or RESET) arrived while kRejecting
+    bool cleanup_done = false;        // the internal ABORT reject was already tried
     bool enhanced() const { return rev == 2 && (flags & CmContext::kMpaFlagEnhanced) != 0; }
   };
   struct Inflight {

@@ -26,8 +26,8 @@ inline constexpr uint32_t kCmCtxBytes = 0x40;
 inline constexpr uint32_t kInlinePdMax = 0x20;
 // Largest PD_Length on the wire (RFC 5044, irdma IETF_MAX_PRIV_DATA_LEN). In rev 2 it includes the 4-byte IRD/ORD word.
 inline constexpr uint32_t kMpaPdMax = 0x200;
-// rdma_reject()'s private_data_len is a u8; longer PD is allowed by the driver only with an explicit option.
-inline constexpr uint32_t kApiPdSoftMax = 0xFF;
+// Largest PD_Length every Linux initiator takes intact (on a rev 2 enhanced connection it includes the 4-byte IRD/ORD word, leaving 251 bytes of private data): siw fails a PD_Length over 256 (siw_recv_mpa_rr), cxgb4 and irdma keep the length in a u8. The driver refuses more unless the caller names the unsafe option (docs/reject-frame.md).
+inline constexpr uint32_t kWirePdSafeMax = 0xFF;
 // Smallest ring: 4 entries.
 inline constexpr uint32_t kRingLog2Min = 0x2;
 // Largest ring: 32768 entries (the 15-bit wqe_idx).
@@ -289,6 +289,7 @@ enum class CqMinor : uint16_t {
   PD_TOO_LONG = 0x2,  // WQE: PD_Length on the wire would exceed 512 (MPA_PD_MAX), or inline PD exceeds 32 bytes.
   STALE_WQE = 0x3,  // WQE: the valid bit does not match the ring polarity (the host did not write this slot).
   ADDR_MISALIGNED = 0x4,  // WQE: a PD buffer address that is not 8-byte aligned, or a context image address that is not 64-byte aligned.
+  BAD_IRD_ORD = 0x5,  // WQE: the reply IRD/ORD word would make an irdma initiator reset the connection and drop the private data (irdma_negotiate_mpa_v2_ird_ord): no peer-to-peer bit (ctrl_ird bit 15), no Write or Read RTR bit (ctrl_ord bits 15, 14), or, unless a field is 0x3FFF, an ORD above the request's IRD or IRD 0 with the Read RTR bit.
   CM_ID_RANGE = 0x11,  // CTX: cm_id is not below the connection-table depth.
   NO_CONTEXT = 0x12,  // CTX: cm_id names no live node (never allocated, already ended, or no context was written).
   BAD_STATE = 0x13,  // CTX: the node is not waiting for a decision: already rejected (iw_cm returns -EINVAL for a second reject), or its request is not complete yet.
@@ -316,6 +317,8 @@ constexpr const char* name(CqMinor v) {
       return "STALE_WQE";
     case CqMinor::ADDR_MISALIGNED:
       return "ADDR_MISALIGNED";
+    case CqMinor::BAD_IRD_ORD:
+      return "BAD_IRD_ORD";
     case CqMinor::CM_ID_RANGE:
       return "CM_ID_RANGE";
     case CqMinor::NO_CONTEXT:
