@@ -41,6 +41,7 @@ std::array<std::byte, regs::kCmCtxBytes> CmContext::pack() const {
   regs::put(s, f::REQ_FLAGS, req_flags);
   regs::put(s, f::IP_ID, ip_id);
   regs::put(s, f::REQ_IRD_ORD, req_ird_ord);
+  regs::put(s, f::PEER_MSS, peer_mss);
   return img;
 }
 
@@ -66,6 +67,7 @@ CmContext CmContext::unpack(std::span<const std::byte> s) {
   c.req_flags = static_cast<uint8_t>(regs::get(s, f::REQ_FLAGS));
   c.ip_id = static_cast<uint16_t>(regs::get(s, f::IP_ID));
   c.req_ird_ord = static_cast<uint32_t>(regs::get(s, f::REQ_IRD_ORD));
+  c.peer_mss = static_cast<uint16_t>(regs::get(s, f::PEER_MSS));
   return c;
 }
 

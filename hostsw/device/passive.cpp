@@ -35,8 +35,9 @@ Result<void> validate_timers(const TimerConfig& t) {
     return make_error(Errc::kInvalidArgument,
                       fmt::format("RTX_MAX {} does not fit its 4 bits", t.rtx_max));
   }
-  if (t.mpa_timeout == 0 || t.fin_timeout == 0 || t.time_wait == 0) {
-    return make_error(Errc::kInvalidArgument, "MPA_TIMEOUT, FIN_TIMEOUT and TIME_WAIT must be > 0");
+  if (t.mpa_timeout == 0 || t.mpa_reasm_timeout == 0 || t.fin_timeout == 0 || t.time_wait == 0) {
+    return make_error(Errc::kInvalidArgument,
+                      "MPA_TIMEOUT, MPA_REASM_TIMEOUT, FIN_TIMEOUT and TIME_WAIT must be > 0");
   }
   return {};
 }
@@ -72,6 +73,7 @@ void write_timers(hal::Device& hal, const TimerConfig& t) {
   hal.write32(r::RTO_INIT, t.rto_init);
   hal.write32(r::RTX_MAX, t.rtx_max);
   hal.write32(r::MPA_TIMEOUT, t.mpa_timeout);
+  hal.write32(r::MPA_REASM_TIMEOUT, t.mpa_reasm_timeout);
   hal.write32(r::FIN_TIMEOUT, t.fin_timeout);
   hal.write32(r::TIME_WAIT, t.time_wait);
 }
@@ -131,6 +133,7 @@ CmNodeStatus CmNodeStatus::unpack(std::span<const std::byte> img) {
   n.peer_fin = regs::get(img, f::PEER_FIN) != 0;
   n.timer_on = regs::get(img, f::TIMER_ON) != 0;
   n.rej_fin = regs::get(img, f::REJ_FIN) != 0;
+  n.ws_ok = regs::get(img, f::WS_OK) != 0;
   n.iss = static_cast<uint32_t>(regs::get(img, f::ISS));
   n.deadline = static_cast<uint32_t>(regs::get(img, f::DEADLINE));
   return n;
@@ -251,6 +254,7 @@ TimerConfig Device::read_timers() {
   t.rto_max = hal_.read32(r::RTO_MAX);
   t.rtx_max = static_cast<uint8_t>(hal_.read32(r::RTX_MAX) & 0xF);
   t.mpa_timeout = hal_.read32(r::MPA_TIMEOUT);
+  t.mpa_reasm_timeout = hal_.read32(r::MPA_REASM_TIMEOUT);
   t.fin_timeout = hal_.read32(r::FIN_TIMEOUT);
   t.time_wait = hal_.read32(r::TIME_WAIT);
   return t;

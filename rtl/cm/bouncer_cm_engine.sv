@@ -14,6 +14,7 @@
 //
 //   drop payload -> request PD to host (DMA write) -> control segment A (SYN-ACK/ACK/FIN/RST)
 //   -> MPA reject (PD inline, or DMA-read from the host slot / listener template)
+//   -> the reject's PD copied into the node's host slot when it came from elsewhere
 //   -> control segment B (RST behind an ABORT reject) -> event (AEQ)
 //   -> context write, or free (conn-table delete, cm_id back to the free list, timer off)
 //   -> timer set -> host response (the SQ engine writes the CQE)
@@ -24,7 +25,14 @@
 //   SYN-ACK at ISS; reject at ISS + 1; FIN right behind the reject (in it for IRDMA).
 //   ctx.IP_ID is the ID of the next frame that carries new sequence space; a retransmission
 //   reuses IP_ID - 1 and the original sequence number, so it is byte-identical. Bare ACKs and
-//   RSTs carry IP_ID without consuming it.
+//   RSTs carry IP_ID without consuming it. A retransmitted reject reads its PD from the
+//   node's slot (PD_BASE + cm_id * 512): when the first transmission took it from elsewhere
+//   (inline in the WQE, another PD_ADDR, a listener template), the engine copies the PD it
+//   sent into the slot right after the frame, so every retransmission carries the same bytes
+//   whatever becomes of the WQE's buffer or the listener.
+// TCP options: the peer's SYN decides. Its MSS bounds every segment we send (PEER_MSS; 536
+//   without one); the SYN-ACK carries our window-scale option only if the SYN had one, and the
+//   window we offer (TCP_WND bytes, scaled once scaling is in effect) is what we take.
 // Timing: a job occupies the engine for ~10 cycles plus what it waits for (DMA, TX). Host
 // reject: an inline PD is written into the builder while the context is read (intake + up
 // to 3 cycles, done before the plan), and a host job whose plan sends the reject goes from
@@ -50,6 +58,7 @@ module bouncer_cm_engine #(
   input  wire [31:0]           rto_max,
   input  wire [3:0]            rtx_max,
   input  wire [31:0]           mpa_timeout,
+  input  wire [31:0]           mpa_reasm_timeout,
   input  wire [31:0]           fin_timeout,
   input  wire [31:0]           time_wait,
   input  wire [15:0]           tcp_mss,
@@ -77,6 +86,9 @@ module bouncer_cm_engine #(
   input  wire [7:0]            s_rec_flags,
   input  wire [15:0]           s_rec_payload_len,
   input  wire                  s_rec_bad,
+  input  wire                  s_rec_mss_present,  // TCP options (a SYN's count)
+  input  wire [15:0]           s_rec_mss,
+  input  wire                  s_rec_ws_present,
 
   // host reject requests (bouncer_sq_engine) and their results
   input  wire                  s_hrej_valid,
@@ -227,6 +239,7 @@ module bouncer_cm_engine #(
   output logic [15:0]          ctl_window,
   output logic [15:0]          ctl_mss,
   output logic [7:0]           ctl_wscale,
+  output logic                 ctl_ws_en,      // SYN-ACK: the window-scale option (else NOPs)
 
   // MPA reject frames (bouncer_mpa_reject_builder)
   output logic                 pd_clear,
@@ -291,7 +304,7 @@ module bouncer_cm_engine #(
     S_CTX_RD, S_CTX_WAIT, S_DISPATCH, S_ASM_CMD, S_ASM_RSP, S_MPA,
     // epilogue
     E_DROP, E_DROP_RSP, E_PDDMA_CMD, E_PDDMA_CHUNK, E_PDDMA_WAIT, E_CTRL_A,
-    E_REJ_LOAD, E_REJ_DMA_CMD, E_REJ_DMA_DATA, E_REJ_START, E_REJ_WAIT,
+    E_REJ_LOAD, E_REJ_DMA_CMD, E_REJ_DMA_DATA, E_REJ_START, E_REJ_WAIT, E_COPY, E_COPY_WAIT,
     E_CTRL_B, E_EVT, E_CT_DEL, E_CT_DEL_WAIT, E_FREE, E_CTX_WR, E_TMR, E_HRSP
   } state_t;
   state_t state_q;
@@ -312,6 +325,8 @@ module bouncer_cm_engine #(
   // the route filter (CM_ROUTE.PROMISC, PORT_MAC, PORT_IP), compared as the record is taken
   logic        r_mac_ok, r_ip_ok;
   logic [15:0] r_sport, r_dport, r_len;
+  logic [15:0] r_peer_mss;  // the SYN's MSS option, 536 without one, at least 48
+  logic        r_ws;        // the SYN had a window-scale option
   /* verilator lint_off UNUSEDSIGNAL */  // URG, ECE, CWR, PSH are not looked at
   logic [7:0]  r_flags;
   /* verilator lint_on UNUSEDSIGNAL */
@@ -344,6 +359,10 @@ module bouncer_cm_engine #(
   logic [ADDR_W-1:0] wr_addr_q;
   logic        sof_seen_q, done_seen_q;
   logic        asm_last_q;
+  // the slot copy (E_COPY): this job's reject PD came from elsewhere and the node lives on
+  logic        p_copy_q;
+  logic [3:0]  copy_row_q, copy_rows_q;   // 64-byte rows: this one, and how many
+  logic [3:0]  copy_last_beats_q;         // 8-byte beats of the last row (1..8)
 
   // ------------------------------------------------------------------ helpers
   // the reference for dl_rtx_q below (assertions only)
@@ -383,15 +402,44 @@ module bouncer_cm_engine #(
   // can arm a timer with it. The 32-bit adds are therefore not in front of the plans'
   // deadline muxes (S_SYN_PLAN, S_DISPATCH, S_MPA, ...).
   // now_p1_q is now + 1 the same way (for cx_due_q).
-  logic [31:0] dl_rto_q, dl_max_q, dl_mpa_q, dl_fin_q, dl_tw_q, now_p1_q;
+  logic [31:0] dl_rto_q, dl_max_q, dl_mpa_q, dl_reasm_q, dl_fin_q, dl_tw_q, now_p1_q;
   always_ff @(posedge clk) begin
     now_p1_q <= now + 32'd1 + {31'd0, now_inc};
+    dl_reasm_q <= now + mpa_reasm_timeout + {31'd0, now_inc};
     dl_rto_q <= now + rto_init + {31'd0, now_inc};
     dl_max_q <= now + rto_max + {31'd0, now_inc};
     dl_mpa_q <= now + mpa_timeout + {31'd0, now_inc};
     dl_fin_q <= now + fin_timeout + {31'd0, now_inc};
     dl_tw_q  <= now + time_wait + {31'd0, now_inc};
   end
+
+  // The window we offer: TCP_WND bytes, in the SYN-ACK as is; once window scaling is in effect
+  // (WS_OK), the field of later segments is TCP_WND >> TCP_WSCALE rounded up, so it never
+  // offers less than TCP_WND. Computed from the two configuration registers in two register
+  // stages (a write takes effect two cycles later, long before a SYN can use it): the rounding
+  // add, then the shift; wnd_ws_bytes_q is the byte window that field stands for (RFC 5961's
+  // in-window test of a RST).
+  logic [16:0] wnd_round_q;
+  logic [15:0] wnd_scaled_q;
+  logic [30:0] wnd_ws_bytes_q;
+  always_ff @(posedge clk) begin
+    wnd_round_q    <= {1'b0, tcp_wnd} + 17'((17'd1 << tcp_wscale) - 17'd1);
+    wnd_scaled_q   <= 16'(wnd_round_q >> tcp_wscale);
+    wnd_ws_bytes_q <= 31'({15'd0, wnd_scaled_q} << tcp_wscale);
+  end
+
+  // The IRD/ORD word of a reply against irdma's initiator (irdma_negotiate_mpa_v2_ird_ord,
+  // which runs on rejects too and answers a word it refuses with a RST): the peer-to-peer bit
+  // and a Write or Read RTR bit; unless either 14-bit field is 0x3FFF, no IRD 0 with the Read
+  // RTR bit and no ORD above the initiator's IRD (`req`'s ctrl_ird).
+  /* verilator lint_off UNUSEDSIGNAL */  // only the request's IRD counts
+  function automatic logic io_safe(input logic [31:0] w, input logic [31:0] req);
+    logic none;
+    none = (w[29:16] == 14'h3FFF) || (w[13:0] == 14'h3FFF);
+    io_safe = w[31] && (w[15] || w[14]) &&
+              (none || (!(w[29:16] == 14'd0 && w[14]) && (w[13:0] <= req[29:16])));
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
 
   // Facts about the context, computed from ctx_rsp_rdata as it is read (S_CTX_WAIT) and
   // registered with ctx_q, so the 8- and 32-bit compares and the window subtractions do not
@@ -403,6 +451,10 @@ module bouncer_cm_engine #(
   /* verilator lint_on UNUSEDSIGNAL */
   logic        cx_rev_ok_q, cx_enh_q, cx_in_order_q, cx_all_acked_q, cx_syn_dup_q;
   logic        cx_ack_ok_q;   // acceptable ACK (see plan_rx), compared in S_CTX_WAIT
+  logic        cx_rst_inwin_q;  // RCV.NXT <= SEG.SEQ < RCV.NXT + RCV.WND (RFC 5961 3.2)
+  logic        cx_io_bad_q;     // a host reject's IRD/ORD word fails io_safe on this request
+  logic        cx_reasm_sooner_q;  // now + MPA_REASM_TIMEOUT comes before DEADLINE
+  logic        hx_slot_q;       // a host reject's PD_ADDR is the node's slot
   // A timer job's "due" (now reached the deadline) in S_DISPATCH, the next cycle: `now` is
   // then now + now_inc, so it is the compare against now or against now + 1 (now_p1_q), both
   // taken in S_CTX_WAIT, picked by now_inc.
@@ -417,6 +469,12 @@ module bouncer_cm_engine #(
       cx_syn_dup_q   <= (r_seq_p1 == ctx_rd.rcv_nxt);
       // for ISS + 1 <= SEG.ACK <= SND.NXT: both relative to ISS + 1 (see plan_rx)
       cx_ack_ok_q    <= (r_ack + ~ctx_rd.iss) <= (ctx_rd.snd_nxt + ~ctx_rd.iss);
+      cx_rst_inwin_q <= ctx_rd.ws_ok ? ((r_seq - ctx_rd.rcv_nxt) < {1'b0, wnd_ws_bytes_q})
+                                     : ((r_seq - ctx_rd.rcv_nxt) < {16'd0, tcp_wnd});
+      cx_io_bad_q    <= h_ird_ord_valid && ctx_rd.req_rev == 8'd2 && ctx_rd.req_flags[4] &&
+                        !io_safe(h_ird_ord, ctx_rd.req_ird_ord);
+      cx_reasm_sooner_q <= $signed(dl_reasm_q - ctx_rd.deadline) < 0;
+      hx_slot_q      <= (h_pd_addr == slot_addr);
       cx_due_q       <= ctx_rd.ctx_valid && ctx_rd.timer_on
                         && (now_inc ? !($signed(now_p1_q - ctx_rd.deadline) < 0)
                                     : !($signed(now - ctx_rd.deadline) < 0));
@@ -485,7 +543,9 @@ module bouncer_cm_engine #(
     syn_ctx.rem_ip     = r_ip_src;
     syn_ctx.loc_port   = r_dport;
     syn_ctx.rem_port   = r_sport;
-    syn_ctx.rcv_wnd    = tcp_wnd;
+    syn_ctx.rcv_wnd    = r_ws ? wnd_scaled_q : tcp_wnd;
+    syn_ctx.ws_ok      = r_ws;
+    syn_ctx.peer_mss   = r_peer_mss;
     syn_ctx.ttl        = lst_ttl;
     syn_ctx.tos        = lst_tos;
     syn_ctx.snd_nxt    = isn_q + 32'd1;
@@ -587,8 +647,14 @@ module bouncer_cm_engine #(
           pl_rx.evt      = ctx_q.hosted;
           pl_rx.evt_code = bouncer_regs_pkg::AEQ_EVENT_RESET;
         end
+      end else if (cx_rst_inwin_q) begin
+        // in the window but not exactly RCV.NXT: a challenge ACK (RFC 5961 3.2); a peer that
+        // really reset answers it with a RST at RCV.NXT, a blind attacker cannot
+        pl_rx.stat[ST_OOW]    = 1'b1;
+        pl_rx.stat[ST_ACK_TX] = 1'b1;
+        pl_rx.ctrl_a          = 1'b1;
       end else begin
-        pl_rx.stat[ST_OOW] = 1'b1;   // not exactly RCV.NXT: ignored (RFC 5961 3.2)
+        pl_rx.stat[ST_OOW] = 1'b1;   // outside the window: dropped (RFC 5961 3.2)
       end
     end else if (r_flags[1]) begin                                  // SYN
       if (st == bouncer_regs_pkg::CM_STATE_SYN_RCVD && cx_syn_dup_q) begin   // r_seq == RCV.NXT - 1
@@ -737,6 +803,7 @@ module bouncer_cm_engine #(
   logic [NL_LOG2-1:0] lq_idx_q, mq_idx_q;
   logic [7:0]        mc_err, mq_err_q;
   logic              mc_complete, mq_complete_q, mq_autorej_q;
+  logic              mq_tmpl_io_ok_q;   // the template's IRD/ORD word passes io_safe here
   always_comb begin : mpa_checks
     mc_err      = bouncer_regs_pkg::MPA_ERROR_NONE;
     mc_complete = asm_rsp_hdr_valid && (asm_rsp_total == 16'd20 + asm_rsp_pd_len);
@@ -761,6 +828,7 @@ module bouncer_cm_engine #(
     mq_idx_q         <= lq_idx_q;
     mq_err_q         <= mc_err;
     mq_complete_q    <= mc_complete;
+    mq_tmpl_io_ok_q  <= io_safe(lq_tmpl_io_q, asm_rsp_ird_ord);
     mq_autorej_q     <= ctx_q.auto_rej || lq_auto_reject_q == bouncer_regs_pkg::AUTO_REJECT_ALL ||
                         (lq_auto_reject_q == bouncer_regs_pkg::AUTO_REJECT_IRD_ORD && enh_req &&
                          (asm_rsp_ird_ord[29:16] > lq_max_ird_q ||
@@ -803,6 +871,9 @@ module bouncer_cm_engine #(
       pl_mpa.stat[ST_CLOSED]  = 1'b1;
     end else if (!complete) begin
       nc_mpa.rcv_nxt = r_seg_end;
+      // the first piece of a split request: it must be whole within MPA_REASM_TIMEOUT (it
+      // holds a shared reassembly buffer), or by the node's deadline if that comes first
+      if (!ctx_q.reasm_on && cx_reasm_sooner_q) nc_mpa.deadline = dl_reasm_q;
       pl_mpa.ctrl_a  = 1'b1;
       pl_mpa.ctxwr   = 1'b1;
       pl_mpa.tmr     = 1'b1;
@@ -823,8 +894,9 @@ module bouncer_cm_engine #(
         nc_mpa.rejected   = 1'b1;
         nc_mpa.fin_policy = apol;
         nc_mpa.rej_pd_len = lq_tmpl_len_q;
-        nc_mpa.rej_ird_ord_valid = lq_tmpl_iov_q;
-        if (lq_tmpl_iov_q) nc_mpa.req_ird_ord = lq_tmpl_io_q;
+        // a template word this request's initiator would refuse: the default word instead
+        nc_mpa.rej_ird_ord_valid = lq_tmpl_iov_q && mq_tmpl_io_ok_q;
+        if (lq_tmpl_iov_q && mq_tmpl_io_ok_q) nc_mpa.req_ird_ord = lq_tmpl_io_q;
         nc_mpa.rej_fin    = (apol == bouncer_regs_pkg::FIN_POLICY_IRDMA);
         nc_mpa.ip_id      = ctx_q.ip_id + 16'd1;
         nc_mpa.rtx_cnt    = '0;
@@ -845,7 +917,7 @@ module bouncer_cm_engine #(
         pl_mpa.rej_first = 1'b1;
         pl_mpa.rej_src   = 2'd1;
         pl_mpa.rej_len   = lq_tmpl_len_q;
-        pl_mpa.rej_iov   = lq_tmpl_iov_q;
+        pl_mpa.rej_iov   = lq_tmpl_iov_q && mq_tmpl_io_ok_q;
         pl_mpa.rej_io    = lq_tmpl_io_q;
         pl_mpa.rej_seq   = ctx_q.snd_nxt;
         pl_mpa.rej_ipid  = ctx_q.ip_id;
@@ -884,6 +956,8 @@ module bouncer_cm_engine #(
       pl_host.major = bouncer_regs_pkg::CQ_MAJOR_CTX; pl_host.minor = bouncer_regs_pkg::CQ_MINOR_BAD_REV;
     end else if (pd_too_long) begin
       pl_host.major = bouncer_regs_pkg::CQ_MAJOR_WQE; pl_host.minor = bouncer_regs_pkg::CQ_MINOR_PD_TOO_LONG;
+    end else if (cx_io_bad_q) begin
+      pl_host.major = bouncer_regs_pkg::CQ_MAJOR_WQE; pl_host.minor = bouncer_regs_pkg::CQ_MINOR_BAD_IRD_ORD;
     end else begin
       pl_host.rej       = 1'b1;
       pl_host.rej_first = 1'b1;
@@ -1065,7 +1139,7 @@ module bouncer_cm_engine #(
     case (state_q)
       // ================================================================ job intake
       S_IDLE: begin
-        p_q <= '0; p_drop_q <= 1'b0; p_ctrl_b_q <= 1'b0;
+        p_q <= '0; p_drop_q <= 1'b0; p_ctrl_b_q <= 1'b0; p_copy_q <= 1'b0;
         h_major_q <= bouncer_regs_pkg::CQ_MAJOR_OK; h_minor_q <= bouncer_regs_pkg::CQ_MINOR_NONE; h_flen_q <= '0; h_seq_q <= '0;
         h_first_q <= '0;
         if (take_rx) begin
@@ -1082,6 +1156,9 @@ module bouncer_cm_engine #(
           r_mac_ok   <= promisc || (s_rec_eth_dst == port_mac);
           r_ip_ok    <= (port_ip == 32'd0) || (s_rec_ip_dst == port_ip);
           r_flags    <= s_rec_flags;     r_len     <= s_rec_payload_len;
+          r_peer_mss <= !s_rec_mss_present ? 16'd536
+                      : (s_rec_mss < 16'd48) ? 16'd48 : s_rec_mss;
+          r_ws       <= s_rec_ws_present;
           r_seg_end    <= s_rec_seq + {16'd0, s_rec_payload_len};
           r_seg_end_sf <= s_rec_seq + {16'd0, s_rec_payload_len} + {31'd0, s_rec_flags[1]}
                         + {31'd0, s_rec_flags[0]};
@@ -1234,6 +1311,8 @@ module bouncer_cm_engine #(
             h_major_q <= pl_host.major;
             h_minor_q <= pl_host.minor;
             p_ctrl_b_q <= pl_host.rst_after;
+            p_copy_q   <= pl_host.rej && ctx_q.hw_node && !pl_host.rst_after &&
+                          h_pd_len != 10'd0 && (h_pd_inline || !hx_slot_q);
             // nothing to drop, no request PD, no control segment A: a reject starts now
             // (the inline PD is in the builder already); anything else takes the epilogue
             if (!pl_host.rej) state_q <= E_DROP;
@@ -1263,6 +1342,7 @@ module bouncer_cm_engine #(
         if (pl_mpa.rej) begin
           p_rej_addr_q <= lq_tmpl_addr_q;
           p_ctrl_b_q   <= pl_mpa.rst_after;
+          p_copy_q     <= !pl_mpa.rst_after && lq_tmpl_len_q != 10'd0;  // the template
         end
         state_q <= E_DROP;
       end
@@ -1294,7 +1374,7 @@ module bouncer_cm_engine #(
           pd_clear <= 1'b1;
           if (p_q.rej_len == 10'd0) state_q <= E_REJ_START;
           else state_q <= E_REJ_DMA_CMD;
-          if (job_q == J_TMR) p_rej_addr_q <= ctx_q.auto_rej ? lst_tmpl_addr[ADDR_W-1:0] : slot_addr;
+          if (job_q == J_TMR) p_rej_addr_q <= slot_addr;   // holds what the first one sent
           else if (job_q == J_HOST) p_rej_addr_q <= h_pd_addr;
         end
       end
@@ -1352,8 +1432,17 @@ module bouncer_cm_engine #(
           if (p_q.rej_first) nctx_q.snd_nxt <= p_q.rej_seq + {16'd0, rej_seq_advance};
           p_seq_b_q  <= p_q.rej_seq + {16'd0, rej_seq_advance};
           p_ipid_b_q <= nctx_q.ip_id;
-          state_q <= E_CTRL_B;
+          wr_addr_q  <= slot_addr;
+          copy_row_q <= '0;
+          state_q <= p_copy_q ? E_COPY : E_CTRL_B;
         end
+      end
+      // the PD this reject sent, into the node's slot, 64 bytes per posted write
+      E_COPY: if (dma_wr_ready) state_q <= E_COPY_WAIT;
+      E_COPY_WAIT: if (dma_wr_done) begin
+        wr_addr_q  <= wr_addr_q + 64;
+        copy_row_q <= copy_row_q + 4'd1;
+        state_q    <= (copy_row_q + 4'd1 == copy_rows_q) ? E_CTRL_B : E_COPY;
       end
       E_CTRL_B: if (!p_ctrl_b_q || ctl_ready) state_q <= E_EVT;
       E_EVT: if (!p_q.evt || evt_ready) begin
@@ -1572,10 +1661,31 @@ module bouncer_cm_engine #(
   logic [NBUF_LOG2-1:0] asm_rsp_buf_q;
   always_ff @(posedge clk) if (state_q == S_MPA) asm_rsp_buf_q <= asm_rsp_buf;
 
-  assign dma_wr_valid = (state_q == E_PDDMA_CHUNK) && asm_chunk_valid;
+  // The reject PD as it went into the builder (pd_wr_*), kept for the slot copy: 8 lanes of
+  // 64-bit words, so one read gives a 64-byte row (distributed RAM, 4 Kib). Words past the
+  // 512-byte PD never arrive (a DMA read is at most 64 words).
+  logic [63:0] shadow_lane [8][8];
+  logic [511:0] shadow_row;
+  always_ff @(posedge clk) begin
+    if (pd_wr_en && !pd_wr_idx[6]) shadow_lane[pd_wr_idx[2:0]][pd_wr_idx[5:3]] <= pd_wr_data;
+  end
+  always_comb begin
+    for (int l = 0; l < 8; l++) shadow_row[64*l +: 64] = shadow_lane[l][copy_row_q[2:0]];
+  end
+  // rows and the last row's beats of the reject PD (pd_len_q, stable from the reject's start)
+  logic [6:0] copy_words;
+  assign copy_words = 7'((({1'b0, pd_len_q}) + 11'd7) >> 3);
+  always_ff @(posedge clk) begin
+    copy_rows_q       <= 4'((copy_words + 7'd7) >> 3);
+    copy_last_beats_q <= (copy_words[2:0] == 3'd0) ? 4'd8 : {1'b0, copy_words[2:0]};
+  end
+
+  assign dma_wr_valid = ((state_q == E_PDDMA_CHUNK) && asm_chunk_valid) || (state_q == E_COPY);
   assign dma_wr_addr  = wr_addr_q;
-  assign dma_wr_beats = asm_chunk_beats;
-  assign dma_wr_data  = asm_chunk_data;
+  assign dma_wr_beats = (state_q == E_COPY)
+                      ? ((copy_row_q + 4'd1 == copy_rows_q) ? copy_last_beats_q : 4'd8)
+                      : asm_chunk_beats;
+  assign dma_wr_data  = (state_q == E_COPY) ? shadow_row : asm_chunk_data;
 
   // control segments
   /* verilator lint_off UNUSEDSIGNAL */  // a view: the frame fields only
@@ -1597,9 +1707,22 @@ module bouncer_cm_engine #(
   assign ctl_rem_port = tctx.rem_port;
   assign ctl_seq      = (state_q == E_CTRL_B) ? p_seq_b_q : p_q.seq_a;
   assign ctl_ack      = (state_q == E_CTRL_B) ? tctx.rcv_nxt : p_q.ack_a;
-  assign ctl_window   = tcp_wnd;
+  // a SYN-ACK offers TCP_WND unscaled (RFC 7323: the SYN-ACK's window is never scaled);
+  // every other segment the node's RCV_WND. syn_kind_q follows p_q.kind_a one cycle late:
+  // p_q is set at least two cycles before E_CTRL_A (asserted below).
+  logic syn_kind_q;
+  always_ff @(posedge clk) syn_kind_q <= p_q.ctrl_a && (p_q.kind_a == K_SYNACK);
+  assign ctl_window   = syn_kind_q ? tcp_wnd : tctx.rcv_wnd;
   assign ctl_mss      = tcp_mss;
   assign ctl_wscale   = {4'd0, tcp_wscale};
+  assign ctl_ws_en    = tctx.ws_ok;
+`ifndef SYNTHESIS
+  always_ff @(posedge clk) begin
+    if (!rst && state_q == E_CTRL_A && p_q.ctrl_a) assert (syn_kind_q == (p_q.kind_a == K_SYNACK));
+    if (!rst && state_q == E_CTRL_B) assert (!syn_kind_q);   // a RST behind a reject
+    if (!rst && state_q == E_COPY) assert (copy_rows_q == 4'((pd_len_q + 10'd63) >> 6));
+  end
+`endif
 
   // reject frames: the context as the frame must show it (retransmissions: old numbers)
   bouncer_regs_pkg::cm_ctx_t rctx;

@@ -135,6 +135,7 @@ module bouncer_axil_regs #(
   output logic [31:0]       rto_max,
   output logic [3:0]        rtx_max,
   output logic [31:0]       mpa_timeout,
+  output logic [31:0]       mpa_reasm_timeout,
   output logic [31:0]       fin_timeout,
   output logic [31:0]       time_wait,
   output logic [15:0]       tcp_mss,
@@ -218,6 +219,7 @@ module bouncer_axil_regs #(
   logic         aeq_reset_q;
   logic [127:0] isn_key_q;
   logic [31:0]  timer_tick_q, rto_init_q, rto_max_q, mpa_timeout_q, fin_timeout_q, time_wait_q;
+  logic [31:0]  mpa_reasm_timeout_q;
   logic [3:0]   rtx_max_q;
   logic [15:0]  tcp_mss_q, tcp_wnd_q;
   logic [3:0]   tcp_wscale_q;
@@ -495,6 +497,8 @@ module bouncer_axil_regs #(
         bouncer_regs_pkg::REG_RTO_MAX:     rto_max_q <= merge(rto_max_q, wr_data, s_axil_wstrb);
         bouncer_regs_pkg::REG_RTX_MAX:     if (s_axil_wstrb[0]) rtx_max_q <= wr_data[3:0];
         bouncer_regs_pkg::REG_MPA_TIMEOUT: mpa_timeout_q <= merge(mpa_timeout_q, wr_data, s_axil_wstrb);
+        bouncer_regs_pkg::REG_MPA_REASM_TIMEOUT:
+          mpa_reasm_timeout_q <= merge(mpa_reasm_timeout_q, wr_data, s_axil_wstrb);
         bouncer_regs_pkg::REG_FIN_TIMEOUT: fin_timeout_q <= merge(fin_timeout_q, wr_data, s_axil_wstrb);
         bouncer_regs_pkg::REG_TIME_WAIT:   time_wait_q <= merge(time_wait_q, wr_data, s_axil_wstrb);
         bouncer_regs_pkg::REG_TCP_CFG: begin
@@ -595,12 +599,13 @@ module bouncer_axil_regs #(
       rto_init_q     <= 32'd976563;
       rto_max_q      <= 32'd11718750;
       rtx_max_q      <= 4'd8;
-      mpa_timeout_q  <= 32'd1953125;
+      mpa_timeout_q  <= 32'd63476563;
+      mpa_reasm_timeout_q <= 32'd1953125;
       fin_timeout_q  <= 32'd58593750;
       time_wait_q    <= 32'd97656;
       tcp_mss_q      <= 16'd1460;
-      tcp_wscale_q   <= 4'd7;
-      tcp_wnd_q      <= 16'd65535;
+      tcp_wscale_q   <= 4'd0;
+      tcp_wnd_q      <= 16'(bouncer_regs_pkg::MPA_REQ_MAX);
       cm_promisc_q   <= 1'b1;
       st_cm_q        <= '0;
       probe_en_q     <= 1'b0;
@@ -741,6 +746,7 @@ module bouncer_axil_regs #(
     rd_tab[rd_at(bouncer_regs_pkg::REG_RTO_MAX) +: 32]     = rto_max_q;
     rd_tab[rd_at(bouncer_regs_pkg::REG_RTX_MAX) +: 32]     = {28'd0, rtx_max_q};
     rd_tab[rd_at(bouncer_regs_pkg::REG_MPA_TIMEOUT) +: 32] = mpa_timeout_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_MPA_REASM_TIMEOUT) +: 32] = mpa_reasm_timeout_q;
     rd_tab[rd_at(bouncer_regs_pkg::REG_FIN_TIMEOUT) +: 32] = fin_timeout_q;
     rd_tab[rd_at(bouncer_regs_pkg::REG_TIME_WAIT) +: 32]   = time_wait_q;
     rd_tab[rd_at(bouncer_regs_pkg::REG_TCP_CFG) +: 32] =
@@ -856,6 +862,7 @@ module bouncer_axil_regs #(
   assign rto_max       = rto_max_q;
   assign rtx_max       = rtx_max_q;
   assign mpa_timeout   = mpa_timeout_q;
+  assign mpa_reasm_timeout = mpa_reasm_timeout_q;
   assign fin_timeout   = fin_timeout_q;
   assign time_wait     = time_wait_q;
   assign tcp_mss       = tcp_mss_q;

@@ -10,7 +10,7 @@
 package bouncer_regs_pkg;
 
   localparam logic [31:0] ID_VALUE = 32'h424E4352;
-  localparam logic [31:0] VERSION_VALUE = 32'h00000800;
+  localparam logic [31:0] VERSION_VALUE = 32'h00000900;
 
   // ---- constants
   localparam int SQ_WQE_BYTES = 64;  // Size of one SQ descriptor (WQE).
@@ -173,6 +173,7 @@ package bouncer_regs_pkg;
   localparam logic [15:0] REG_TCP_WND = 16'h02A0;
   localparam logic [15:0] REG_CM_CONNS = 16'h02A4;
   localparam logic [15:0] REG_CM_ROUTE = 16'h02A8;
+  localparam logic [15:0] REG_MPA_REASM_TIMEOUT = 16'h02AC;
   localparam logic [15:0] REG_DMA_TIMEOUT = 16'h02B0;
   localparam logic [15:0] REG_PORT_MAC_LO = 16'h02B4;
   localparam logic [15:0] REG_PORT_MAC_HI = 16'h02B8;
@@ -611,6 +612,10 @@ package bouncer_regs_pkg;
   localparam int CM_CTX_REJ_FIN_W = 1;
   localparam int CM_CTX_HW_NODE_LSB = 429;
   localparam int CM_CTX_HW_NODE_W = 1;
+  localparam int CM_CTX_PEER_MSS_LSB = 430;
+  localparam int CM_CTX_PEER_MSS_W = 16;
+  localparam int CM_CTX_WS_OK_LSB = 446;
+  localparam int CM_CTX_WS_OK_W = 1;
   localparam int CM_CTX_ISS_LSB = 448;
   localparam int CM_CTX_ISS_W = 32;
   localparam int CM_CTX_DEADLINE_LSB = 480;
@@ -618,7 +623,9 @@ package bouncer_regs_pkg;
   typedef struct packed {
     logic [31:0] deadline;
     logic [31:0] iss;
-    logic [17:0] rsvd1;
+    logic [0:0] rsvd1;
+    logic [0:0] ws_ok;
+    logic [15:0] peer_mss;
     logic [0:0] hw_node;
     logic [0:0] rej_fin;
     logic [9:0] rx_bytes;

@@ -158,6 +158,7 @@ module bouncer_core #(
   logic [14:0]  aeq_head, aeq_tail;
   logic [127:0] isn_key;
   logic [31:0]  timer_tick, rto_init, rto_max, mpa_timeout, fin_timeout, time_wait;
+  logic [31:0]  mpa_reasm_timeout;
   logic [15:0]  tcp_mss, tcp_wnd;
   logic [ID_W:0] cm_in_use;
   logic [23:0]  st_cm;
@@ -203,7 +204,8 @@ module bouncer_core #(
     .stat_latency_valid(st_lat_valid), .stat_latency(st_lat),
     .aeq_base, .aeq_size_log2, .aeq_reset, .aeq_head, .aeq_tail,
     .pd_base, .isn_key,
-    .timer_tick, .rto_init, .rto_max, .rtx_max, .mpa_timeout, .fin_timeout, .time_wait,
+    .timer_tick, .rto_init, .rto_max, .rtx_max, .mpa_timeout, .mpa_reasm_timeout, .fin_timeout,
+    .time_wait,
     .tcp_mss, .tcp_wscale, .tcp_wnd, .cm_promisc, .port_mac, .port_ip,
     .cm_conns(17'(cm_in_use)),
     .stat_cm(st_cm),
@@ -367,7 +369,8 @@ module bouncer_core #(
     .drop_frame(rx_drop), .good_frame(rx_good)
   );
 
-  logic        rec_valid, rec_ready, rec_vlan, rec_tcp, rec_bad;
+  logic        rec_valid, rec_ready, rec_vlan, rec_tcp, rec_bad, rec_mss_present, rec_ws_present;
+  logic [15:0] rec_mss;
   logic [47:0] rec_eth_dst, rec_eth_src;
   logic [15:0] rec_vlan_tci, rec_sport, rec_dport, rec_len;
   logic [7:0]  rec_tos, rec_flags;
@@ -390,7 +393,8 @@ module bouncer_core #(
     .m_meta_tcp(rec_tcp), .m_meta_tcp_src_port(rec_sport), .m_meta_tcp_dst_port(rec_dport),
     .m_meta_tcp_seq(rec_seq), .m_meta_tcp_ack(rec_ack), .m_meta_tcp_doff(),
     .m_meta_tcp_flags(rec_flags), .m_meta_tcp_window(), .m_meta_tcp_csum_ok(),
-    .m_meta_tcp_mss_present(), .m_meta_tcp_mss(), .m_meta_tcp_ws_present(), .m_meta_tcp_ws(),
+    .m_meta_tcp_mss_present(rec_mss_present), .m_meta_tcp_mss(rec_mss),
+    .m_meta_tcp_ws_present(rec_ws_present), .m_meta_tcp_ws(),
     .m_meta_tcp_opt_err(), .m_meta_payload_len(rec_len), .m_meta_frame_len(),
     .m_meta_runt(), .m_meta_len_err(), .m_meta_hdr_err(), .m_meta_bad(rec_bad)
   );
@@ -524,6 +528,7 @@ module bouncer_core #(
   logic [15:0]  ctl_vlan_tci, ctl_ip_id, ctl_loc_port, ctl_rem_port, ctl_window, ctl_mss;
   logic [31:0]  ctl_loc_ip, ctl_rem_ip, ctl_seq, ctl_ack;
   logic [7:0]   ctl_tos, ctl_ttl, ctl_wscale;
+  logic         ctl_ws_en;
   logic         evt_valid, evt_ready;
   logic [255:0] evt;
 
@@ -532,14 +537,15 @@ module bouncer_core #(
   ) u_cm (
     .clk, .rst, .enable(enable && cm_ready),
     .cycle_count, .now(now_tick), .now_inc(now_tick_inc), .pd_base(pd_base[AXI_ADDR_W-1:0]),
-    .rto_init, .rto_max, .rtx_max, .mpa_timeout, .fin_timeout, .time_wait,
+    .rto_init, .rto_max, .rtx_max, .mpa_timeout, .mpa_reasm_timeout, .fin_timeout, .time_wait,
     .tcp_mss, .tcp_wscale, .tcp_wnd, .promisc(cm_promisc), .port_mac, .port_ip,
     .s_rec_valid(rec_valid), .s_rec_ready(rec_ready), .s_rec_eth_dst(rec_eth_dst),
     .s_rec_eth_src(rec_eth_src), .s_rec_vlan_present(rec_vlan), .s_rec_vlan_tci(rec_vlan_tci),
     .s_rec_tcp(rec_tcp), .s_rec_ip_tos(rec_tos), .s_rec_ip_src(rec_ip_src),
     .s_rec_ip_dst(rec_ip_dst), .s_rec_src_port(rec_sport), .s_rec_dst_port(rec_dport),
     .s_rec_seq(rec_seq), .s_rec_ack(rec_ack), .s_rec_flags(rec_flags),
-    .s_rec_payload_len(rec_len), .s_rec_bad(rec_bad),
+    .s_rec_payload_len(rec_len), .s_rec_bad(rec_bad), .s_rec_mss_present(rec_mss_present),
+    .s_rec_mss(rec_mss), .s_rec_ws_present(rec_ws_present),
     .s_hrej_valid(hrej_valid), .s_hrej_ready(hrej_ready), .s_hrej_cm_id(hrej_cm_id),
     .s_hrej_pd_inline(hrej_pd_inline), .s_hrej_pd_addr(hrej_pd_addr),
     .s_hrej_pd_len(hrej_pd_len), .s_hrej_inline_pd(hrej_inline_pd),
@@ -579,7 +585,7 @@ module bouncer_core #(
     .asm_free_valid(afree_valid), .asm_free_buf(afree_buf),
     .ctl_valid, .ctl_ready, .ctl_kind, .ctl_rem_mac, .ctl_loc_mac, .ctl_vlan_en, .ctl_vlan_tci,
     .ctl_loc_ip, .ctl_rem_ip, .ctl_tos, .ctl_ttl, .ctl_ip_id, .ctl_loc_port, .ctl_rem_port,
-    .ctl_seq, .ctl_ack, .ctl_window, .ctl_mss, .ctl_wscale,
+    .ctl_seq, .ctl_ack, .ctl_window, .ctl_mss, .ctl_wscale, .ctl_ws_en,
     .pd_clear, .pd_len, .pd_wr_en, .pd_wr_idx, .pd_wr_data,
     .rej_start_valid, .rej_start_ready, .rej_start_ctx, .rej_start_fin,
     .rej_start_ird_ord_valid(rej_start_iov), .rej_start_ird_ord(rej_start_io),
@@ -621,7 +627,7 @@ module bouncer_core #(
     .s_req_tos(ctl_tos), .s_req_ttl(ctl_ttl), .s_req_ip_id(ctl_ip_id),
     .s_req_loc_port(ctl_loc_port), .s_req_rem_port(ctl_rem_port), .s_req_seq(ctl_seq),
     .s_req_ack(ctl_ack), .s_req_window(ctl_window), .s_req_mss(ctl_mss),
-    .s_req_wscale(ctl_wscale),
+    .s_req_wscale(ctl_wscale), .s_req_ws_en(ctl_ws_en),
     .m_axis_tdata(txa_tdata[DATA_W +: DATA_W]), .m_axis_tkeep(txa_tkeep[DATA_W/8 +: DATA_W/8]),
     .m_axis_tlast(txa_tlast[1]), .m_axis_tvalid(txa_tvalid[1]),
     .m_axis_tready(txa_tready[1])

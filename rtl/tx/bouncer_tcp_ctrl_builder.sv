@@ -4,7 +4,9 @@
 // byte 0 in tdata[7:0], tkeep per byte, no FCS.
 //
 // Kinds (s_req_kind):
-//   0 SYN-ACK  flags 0x12, doff 7, options MSS (02 04 mss) + WS (03 03 wscale) + EOL (00)
+//   0 SYN-ACK  flags 0x12, doff 7, options MSS (02 04 mss) + WS (03 03 wscale) + EOL (00);
+//              without s_req_ws_en (the SYN had no window-scale option, RFC 7323 2.2) the
+//              window-scale bytes are NOPs (01 01 01), so the length does not change
 //   1 ACK      flags 0x10, doff 5, no options
 //   2 FIN|ACK  flags 0x11, doff 5, no options
 //   3 RST|ACK  flags 0x14, doff 5, no options
@@ -55,6 +57,7 @@ module bouncer_tcp_ctrl_builder #(
   input  wire [15:0]          s_req_window,
   input  wire [15:0]          s_req_mss,
   input  wire [7:0]           s_req_wscale,
+  input  wire                 s_req_ws_en,
 
   output logic [DATA_W-1:0]   m_axis_tdata,
   output logic [DATA_W/8-1:0] m_axis_tkeep,
@@ -91,6 +94,7 @@ module bouncer_tcp_ctrl_builder #(
     logic [15:0] window;
     logic [15:0] mss;
     logic [7:0]  wscale;
+    logic        ws_en;
   } req_t;
 
   // ------------------------------------------------------------------ handshakes
@@ -126,6 +130,7 @@ module bouncer_tcp_ctrl_builder #(
     s_req.window   = s_req_window;
     s_req.mss      = s_req_mss;
     s_req.wscale   = s_req_wscale;
+    s_req.ws_en    = s_req_ws_en;
   end
   assign s_req_ready = !sk_v_q;
   assign req_in      = sk_v_q ? sk_q : s_req;
@@ -149,7 +154,8 @@ module bouncer_tcp_ctrl_builder #(
 
   // Per kind, the constant parts of the sums, folded into one constant each: IPv4 total length
   // + flags/fragment word + protocol; pseudo-header protocol + TCP length, data offset and flags,
-  // and for a SYN-ACK the option kinds/lengths (MSS 02 04, window scale 03 03). The sums are
+  // and for a SYN-ACK the option kinds/lengths (MSS 02 04, window scale 03 03 or NOPs 01 01,
+  // whose third byte, 01, is in a_opt_q). The sums are
   // written as balanced trees of two-operand adds behind the skid mux. The TCP words are cut
   // into four partial sums of at most 3 words (B adds them to the addresses): the sequence
   // and acknowledgement numbers come through the requester's state mux, and a 6-word tree
@@ -160,7 +166,8 @@ module bouncer_tcp_ctrl_builder #(
   always_comb begin
     in_syn = (req_in.kind == K_SYNACK);
     case (req_in.kind)
-      K_SYNACK: in_tcp_c = 18'd6 + 18'd28 + 18'h07012 + 18'h00204 + 18'h00303;
+      K_SYNACK: in_tcp_c = 18'd6 + 18'd28 + 18'h07012 + 18'h00204
+                         + (req_in.ws_en ? 18'h00303 : 18'h00101);
       K_ACK:    in_tcp_c = 18'd6 + 18'd20 + 18'h05010;
       K_FINACK: in_tcp_c = 18'd6 + 18'd20 + 18'h05011;
       default:  in_tcp_c = 18'd6 + 18'd20 + 18'h05014;
@@ -182,7 +189,8 @@ module bouncer_tcp_ctrl_builder #(
       a_ap_q   <= {2'd0, req_in.ack[31:16]} + {2'd0, req_in.ack[15:0]} + {2'd0, req_in.rem_port};
       // pseudo-header protocol + TCP length, doff/flags, window; the options' variable words
       a_wc_q   <= in_tcp_c + {2'd0, req_in.window};
-      a_opt_q  <= in_syn ? {2'd0, req_in.mss} + {2'd0, req_in.wscale, 8'h00} : 18'd0;
+      a_opt_q  <= in_syn ? {2'd0, req_in.mss} + (req_in.ws_en ? {2'd0, req_in.wscale, 8'h00}
+                                                               : 18'h00100) : 18'd0;
     end
   end
 
@@ -249,8 +257,8 @@ module bouncer_tcp_ctrl_builder #(
     if (syn) begin
       l34[320 +: 16] = bouncer_util_pkg::be16(16'h0204);
       l34[336 +: 16] = bouncer_util_pkg::be16(b_q.mss);
-      l34[352 +: 16] = bouncer_util_pkg::be16(16'h0303);
-      l34[368 +: 8]  = b_q.wscale;
+      l34[352 +: 16] = bouncer_util_pkg::be16(b_q.ws_en ? 16'h0303 : 16'h0101);
+      l34[368 +: 8]  = b_q.ws_en ? b_q.wscale : 8'h01;
       l34[376 +: 8]  = 8'h00;    // EOL
     end
     img = '0;

@@ -30,6 +30,7 @@ module formal_tcp_ctrl_builder (
   input wire [15:0] s_req_window,
   input wire [15:0] s_req_mss,
   input wire [7:0]  s_req_wscale,
+  input wire        s_req_ws_en,
   input wire        m_axis_tready
 );
 
@@ -48,7 +49,7 @@ module formal_tcp_ctrl_builder (
     .s_req_rem_ip(s_req_rem_ip), .s_req_tos(s_req_tos), .s_req_ttl(s_req_ttl),
     .s_req_ip_id(s_req_ip_id), .s_req_loc_port(s_req_loc_port), .s_req_rem_port(s_req_rem_port),
     .s_req_seq(s_req_seq), .s_req_ack(s_req_ack), .s_req_window(s_req_window),
-    .s_req_mss(s_req_mss), .s_req_wscale(s_req_wscale),
+    .s_req_mss(s_req_mss), .s_req_wscale(s_req_wscale), .s_req_ws_en(s_req_ws_en),
     .m_axis_tdata(a_data), .m_axis_tkeep(a_keep), .m_axis_tlast(a_last),
     .m_axis_tvalid(a_valid), .m_axis_tready(m_axis_tready)
   );
@@ -59,16 +60,16 @@ module formal_tcp_ctrl_builder (
     .s_req_rem_ip(s_req_rem_ip), .s_req_tos(s_req_tos), .s_req_ttl(s_req_ttl),
     .s_req_ip_id(s_req_ip_id), .s_req_loc_port(s_req_loc_port), .s_req_rem_port(s_req_rem_port),
     .s_req_seq(s_req_seq), .s_req_ack(s_req_ack), .s_req_window(s_req_window),
-    .s_req_mss(s_req_mss), .s_req_wscale(s_req_wscale),
+    .s_req_mss(s_req_mss), .s_req_wscale(s_req_wscale), .s_req_ws_en(s_req_ws_en),
     .m_axis_tdata(b_data), .m_axis_tkeep(b_keep), .m_axis_tlast(b_last),
     .m_axis_tvalid(b_valid), .m_axis_tready(m_axis_tready)
   );
 
-  formal_axis_check #(.W(347), .MASTER(0)) env_req (
+  formal_axis_check #(.W(348), .MASTER(0)) env_req (
     .clk(clk), .rst(rst), .clr(1'b0), .valid(s_req_valid), .ready(a_ready),
     .payload({s_req_kind, s_req_rem_mac, s_req_loc_mac, s_req_vlan_en, s_req_vlan_tci,
               s_req_loc_ip, s_req_rem_ip, s_req_tos, s_req_ttl, s_req_ip_id, s_req_loc_port,
-              s_req_rem_port, s_req_seq, s_req_ack, s_req_window, s_req_mss, s_req_wscale})
+              s_req_rem_port, s_req_seq, s_req_ack, s_req_window, s_req_mss, s_req_wscale, s_req_ws_en})
   );
   formal_axis_check #(.W(73), .MASTER(1)) chk_m (
     .clk(clk), .rst(rst), .clr(1'b0), .valid(a_valid), .ready(m_axis_tready),

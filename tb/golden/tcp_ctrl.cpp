@@ -101,9 +101,13 @@ std::vector<uint8_t> build_tcp_ctrl_frame(const TcpCtrlParams& p) {
     f.push_back(2);  // MSS
     f.push_back(4);
     push16(f, p.mss);
-    f.push_back(3);  // window scale
-    f.push_back(3);
-    f.push_back(p.wscale);
+    if (p.ws) {
+      f.push_back(3);  // window scale
+      f.push_back(3);
+      f.push_back(p.wscale);
+    } else {
+      f.insert(f.end(), {1, 1, 1});  // NOPs: the SYN had no window-scale option
+    }
     f.push_back(0);  // EOL
   }
 

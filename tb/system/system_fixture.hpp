@@ -403,6 +403,13 @@ struct Expect {
   uint16_t ip_id0 = 0;           // IP ID of the SYN-ACK
   uint32_t req_len = 0;          // MPA request bytes the peer sends
   std::optional<uint16_t> vlan;  // 802.1Q TCI of our frames (echoes the peer's tag)
+  bool peer_ws = true;           // the peer's SYN had a window-scale option (sim/peer's do)
+
+  // Our window field after the SYN-ACK: TCP_WND, scaled (rounded up) once scaling is on.
+  uint16_t wnd_field() const {
+    if (!peer_ws) return tcp.window;
+    return static_cast<uint16_t>((uint32_t{tcp.window} + (1u << tcp.wscale) - 1) >> tcp.wscale);
+  }
 
   golden::Mac gmac(const std::array<uint8_t, 6>& m) const {
     golden::Mac g;
@@ -428,9 +435,10 @@ struct Expect {
     p.rem_port = peer.port;
     p.seq = seq;
     p.ack = ack;
-    p.window = tcp.window;
+    p.window = kind == golden::TcpCtrlKind::kSynAck ? tcp.window : wnd_field();
     p.mss = tcp.mss;
     p.wscale = tcp.wscale;
+    p.ws = peer_ws;
     return golden::build_tcp_ctrl_frame(p);
   }
   std::vector<uint8_t> synack() const {
@@ -452,7 +460,7 @@ struct Expect {
     p.rem_port = peer.port;
     p.snd_nxt = iss + 1;
     p.rcv_nxt = rcv_after_request();
-    p.rcv_wnd = tcp.window;
+    p.rcv_wnd = wnd_field();
     p.req_rev = peer.mpa_rev;
     p.req_flags = static_cast<uint8_t>((peer.markers ? 0x80 : 0) | (peer.crc ? 0x40 : 0) |
                                        (peer.enhanced && peer.mpa_rev == 2 ? 0x10 : 0));

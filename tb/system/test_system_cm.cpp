@@ -346,6 +346,7 @@ TEST_P(SystemCm, NoListenerRst) {
       ex.peer = *p;
       ex.ttl = 64;
       ex.tos = 0;
+      ex.peer_ws = false;  // no SYN-ACK agreed on window scaling: TCP_WND as is
       EXPECT_EQ(t[1].bytes, ex.ctrl(TcpCtrlKind::kRstAck, 0, p->isn + 1, 0)) << "RST vs golden";
     }
     for (const auto& c : sc.conns) {

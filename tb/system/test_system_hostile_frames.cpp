@@ -709,6 +709,7 @@ TEST_P(Hostile, GarbageTcpOptions) {
       ASSERT_TRUE(s && s->flags == (kSyn | kAck));
       h.ex.iss = s->seq;
       h.ex.ip_id0 = s->ip_id;
+      h.ex.peer_ws = false;  // none of these SYNs has a window-scale option: NOPs instead
       EXPECT_EQ(o.tx[0], h.ex.synack()) << "SYN-ACK vs golden";
       expect_counts(o, {}, name);
       // the initiator resets the half-open connection (exact RST)
@@ -724,7 +725,8 @@ TEST_P(Hostile, GarbageTcpOptions) {
 // Segments outside RCV_NXT / SND_NXT on an established connection and on a held request:
 // duplicate or future data, ACK of unsent data, a segment without ACK, a SYN, RSTs not at
 // RCV_NXT. Each is counted in STAT_OOW and answered with an ACK carrying the current numbers
-// (or dropped: RST, no ACK flag); the connection goes on.
+// (a RST in the window but not at RCV_NXT gets that challenge ACK, RFC 5961 3.2), or dropped
+// (a RST outside the window, no ACK flag); the connection goes on.
 TEST_P(Hostile, OutOfWindowSegments) {
   run([&](Bench& b) {
     Hand h(b, 20);
@@ -746,7 +748,11 @@ TEST_P(Hostile, OutOfWindowSegments) {
           {"ACK before ISS + 1", h.bytes(kAck, h.rcv, h.ex.iss - 7), true},
           {"no ACK flag", h.bytes(kPsh, h.rcv, 0, data), false},
           {"SYN in sequence", h.bytes(kSyn, h.rcv, 0), true, true},
-          {"RST one past RCV_NXT", h.bytes(kRst | kAck, h.rcv + 1, h.acked), false},
+          {"RST one past RCV_NXT", h.bytes(kRst | kAck, h.rcv + 1, h.acked), true},
+          {"RST at the window's last byte",
+           h.bytes(kRst | kAck, h.rcv + h.ex.tcp.window - 1, h.acked), true},
+          {"RST just past the window", h.bytes(kRst | kAck, h.rcv + h.ex.tcp.window, h.acked),
+           false},
           {"RST one before RCV_NXT", h.bytes(kRst | kAck, h.rcv - 1, h.acked), false},
           {"RST far out", h.bytes(kRst, h.rcv + 0x7000'0000u, 0), false},
       };
@@ -1060,8 +1066,8 @@ void drive(Hand& h, St s) {
   expect_answer(o, {h.ack_now()}, {{"ACK_TX", 1}}, "their FIN: TIME_WAIT");
 }
 
-enum class Hit { kRstExact, kRstNotExact, kFinInWindow, kFinOutOfWindow };
-constexpr Hit kHits[] = {Hit::kRstExact, Hit::kRstNotExact, Hit::kFinInWindow,
+enum class Hit { kRstExact, kRstNotExact, kRstOutOfWindow, kFinInWindow, kFinOutOfWindow };
+constexpr Hit kHits[] = {Hit::kRstExact, Hit::kRstNotExact, Hit::kRstOutOfWindow, Hit::kFinInWindow,
                          Hit::kFinOutOfWindow};
 const char* hit_name(Hit h) {
   switch (h) {
@@ -1069,6 +1075,8 @@ const char* hit_name(Hit h) {
       return "RST at RCV_NXT";
     case Hit::kRstNotExact:
       return "RST at RCV_NXT + 1";
+    case Hit::kRstOutOfWindow:
+      return "RST at RCV_NXT + 65536";
     case Hit::kFinInWindow:
       return "FIN at RCV_NXT";
     case Hit::kFinOutOfWindow:
@@ -1130,8 +1138,19 @@ TEST_P(HostileState, RstAndFin) {
             }
             break;
           }
-          case Hit::kRstNotExact:
-            expect_dropped(b.send(h.bytes(kRst | kAck, h.rcv + 1, h.acked)), {{"OOW", 1}}, what);
+          case Hit::kRstNotExact: {
+            // in the window but not exact: a challenge ACK (RFC 5961 3.2), the node stays
+            auto o = b.send(h.bytes(kRst | kAck, h.rcv + 1, h.acked));
+            if (st == St::kPeerReset) {
+              expect_dropped(o, {{"OOW", 1}}, what);
+            } else {
+              expect_answer(o, {h.ack_now()}, {{"OOW", 1}, {"ACK_TX", 1}}, what);
+            }
+            break;
+          }
+          case Hit::kRstOutOfWindow:
+            expect_dropped(b.send(h.bytes(kRst | kAck, h.rcv + 0x10000, h.acked)), {{"OOW", 1}},
+                           what);
             break;
           case Hit::kFinInWindow: {
             // in SYN_RCVD the only acceptable ACK is the SYN-ACK's: the FIN|ACK completes
@@ -1404,6 +1423,7 @@ TEST_P(Hostile, OtherMacsIpsAndPorts) {
           e.loc_mac = f.dst_mac;
           e.ttl = 64;
           e.tos = f.tos;
+          e.peer_ws = false;  // no node, no window scaling: TCP_WND as is
           return e.ctrl(TcpCtrlKind::kRstAck, seq, ack, 0);
         };
         auto syn_port = h.seg(kSyn, h.isn, 0);

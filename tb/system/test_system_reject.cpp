@@ -4,6 +4,7 @@
 // the independent golden model (tb/golden/), and every WQE must produce exactly one CQE.
 // Each TEST runs in its own process (SystemC elaborates once per process); the data width is
 // the test parameter.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -126,6 +127,24 @@ sim::PlatformConfig config(unsigned width) {
 uint32_t reg(bouncer::hal::Device& hal, uint32_t off) { return hal.read32(off); }
 
 class SystemReject : public ::testing::TestWithParam<unsigned> {};
+
+// A random reply IRD/ORD word that an irdma initiator accepts for this request (the driver
+// refuses any other: check_reply_ird_ord): P2P, one or both RTR bits, and either a 0x3FFF
+// field or an ORD within the request's IRD (no IRD 0 with the Read RTR bit).
+uint32_t acceptable_ird_ord(std::mt19937_64& rng, uint32_t req) {
+  const uint32_t rtr = 0x4000u << (rng() % 2) | ((rng() % 4 == 0) ? 0xC000u : 0u);
+  const uint32_t req_ird = (req >> 16) & 0x3FFF;
+  uint32_t ird = static_cast<uint32_t>(rng() % 0x4000), ord = 0;
+  if (rng() % 3 == 0) {
+    ord = 0x3FFF;
+  } else {
+    ord = static_cast<uint32_t>(rng() % (req_ird + 1));
+    if (ird == 0 && (rtr & 0x4000) != 0) ird = 1;
+  }
+  const uint32_t w = 0x8000'0000u | ird << 16 | rtr | ord;
+  EXPECT_TRUE(bouncer::check_reply_ird_ord(w, req)) << fmt::format("0x{:08X}", w);
+  return w;
+}
 
 // ------------------------------------------------------------------ tests
 
@@ -315,7 +334,8 @@ TEST_P(SystemReject, RandomBackpressureAndDmaLatency) {
       RejectOptions o;
       o.push = rng() & 1;
       o.fin = (rng() % 4) == 0;
-      if (rng() % 4 == 0) o.ird_ord = static_cast<uint32_t>(rng());
+      o.unsafe_wire_pd = true;  // up to 255 bytes + the IRD/ORD word
+      if (rng() % 4 == 0) o.ird_ord = acceptable_ird_ord(rng, ctx.req_ird_ord);
       reject_ok(cm, ctx, id, pd, o, exp);
     }
   });

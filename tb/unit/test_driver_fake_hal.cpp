@@ -31,11 +31,12 @@ FakeHal::FakeHal(Config c) : cfg(c) {
   regs_[r::RTO_INIT] = 976563;
   regs_[r::RTO_MAX] = 11718750;
   regs_[r::RTX_MAX] = 8;
-  regs_[r::MPA_TIMEOUT] = 1953125;
+  regs_[r::MPA_TIMEOUT] = 63476563;
+  regs_[r::MPA_REASM_TIMEOUT] = 1953125;
   regs_[r::FIN_TIMEOUT] = 58593750;
   regs_[r::TIME_WAIT] = 97656;
-  regs_[r::TCP_CFG] = regs::field::TCP_CFG::MSS.put(1460) | regs::field::TCP_CFG::WSCALE.put(7);
-  regs_[r::TCP_WND] = 65535;
+  regs_[r::TCP_CFG] = regs::field::TCP_CFG::MSS.put(1460) | regs::field::TCP_CFG::WSCALE.put(0);
+  regs_[r::TCP_WND] = regs::kMpaReqMax;
   regs_[r::CM_ROUTE] = 1;
 }
 FakeHal::~FakeHal() = default;

@@ -176,12 +176,13 @@ const std::vector<RwReg>& rw_regs() {
       {reg::RTO_INIT, 976563, 0xFFFFFFFF, "RTO_INIT"},
       {reg::RTO_MAX, 11718750, 0xFFFFFFFF, "RTO_MAX"},
       {reg::RTX_MAX, 8, 0xF, "RTX_MAX"},
-      {reg::MPA_TIMEOUT, 1953125, 0xFFFFFFFF, "MPA_TIMEOUT"},
+      {reg::MPA_TIMEOUT, 63476563, 0xFFFFFFFF, "MPA_TIMEOUT"},
+      {reg::MPA_REASM_TIMEOUT, 1953125, 0xFFFFFFFF, "MPA_REASM_TIMEOUT"},
       {reg::FIN_TIMEOUT, 58593750, 0xFFFFFFFF, "FIN_TIMEOUT"},
       {reg::TIME_WAIT, 97656, 0xFFFFFFFF, "TIME_WAIT"},
-      {reg::TCP_CFG, field::TCP_CFG::MSS.put(1460) | field::TCP_CFG::WSCALE.put(7),
+      {reg::TCP_CFG, field::TCP_CFG::MSS.put(1460) | field::TCP_CFG::WSCALE.put(0),
        field::TCP_CFG::MSS.mask() | field::TCP_CFG::WSCALE.mask(), "TCP_CFG"},
-      {reg::TCP_WND, 65535, 0xFFFF, "TCP_WND"},
+      {reg::TCP_WND, 532, 0xFFFF, "TCP_WND"},
       {reg::CM_ROUTE, field::CM_ROUTE::PROMISC.put(1), field::CM_ROUTE::PROMISC.mask(), "CM_ROUTE"},
       {reg::PORT_MAC_LO, 0, 0xFFFFFFFF, "PORT_MAC_LO"},
       {reg::PORT_MAC_HI, 0, 0xFFFF, "PORT_MAC_HI"},
@@ -202,6 +203,7 @@ void expect_ports(Regs& r, const std::array<uint32_t, 0x400 / 4>& v) {
   EXPECT_EQ(m.rto_max, at(reg::RTO_MAX));
   EXPECT_EQ(m.rtx_max, at(reg::RTX_MAX));
   EXPECT_EQ(m.mpa_timeout, at(reg::MPA_TIMEOUT));
+  EXPECT_EQ(m.mpa_reasm_timeout, at(reg::MPA_REASM_TIMEOUT));
   EXPECT_EQ(m.fin_timeout, at(reg::FIN_TIMEOUT));
   EXPECT_EQ(m.time_wait, at(reg::TIME_WAIT));
   EXPECT_EQ(m.tcp_mss, field::TCP_CFG::MSS.get(at(reg::TCP_CFG)));
@@ -219,7 +221,7 @@ TEST(AxilRegs, IdAndVersionUnchanged) {
   EXPECT_EQ(field::VERSION::MAJOR.get(v), bouncer::regs::kVersionMajor);
   EXPECT_EQ(field::VERSION::MINOR.get(v), bouncer::regs::kVersionMinor);
   EXPECT_EQ(field::VERSION::PATCH.get(v), bouncer::regs::kVersionPatch);
-  EXPECT_EQ(v, 0x000800u);  // 0.8.0
+  EXPECT_EQ(v, 0x000900u);  // 0.9.0
   // an existing register still works
   r.write(reg::SCRATCH, 0xA5A55A5A);
   EXPECT_EQ(r.read(reg::SCRATCH), 0xA5A55A5Au);
@@ -931,7 +933,7 @@ TEST(AxilRegs, UnmappedReadsAreZero) {
   EXPECT_EQ(r.read(reg::SCRATCH + 2), 0xFFFFFFFFu);
   EXPECT_EQ(r.read(reg::PORT_IP + 3), 0xC0A80001u);
   for (uint32_t a :
-       {uint32_t{0x001C}, uint32_t{0x002C}, uint32_t{0x02AC}, uint32_t{0x036C}, uint32_t{0x0414},
+       {uint32_t{0x001C}, uint32_t{0x002C}, uint32_t{0x02C0}, uint32_t{0x036C}, uint32_t{0x0414},
         uint32_t{0x0580}, uint32_t{0x07FC}, uint32_t{reg::SCRATCH + 0x0800},
         uint32_t{reg::SCRATCH + 0x8000}, uint32_t{reg::PORT_IP + 0x1000},
         uint32_t{reg::push_page(0)}, uint32_t{reg::push_page(0) + 0x3C}, uint32_t{0xFFFC}})

@@ -55,6 +55,7 @@ golden::TcpCtrlParams random_params(std::mt19937_64& rng, golden::TcpCtrlKind ki
   p.window = static_cast<uint16_t>(rng());
   p.mss = static_cast<uint16_t>(rng());
   p.wscale = static_cast<uint8_t>(rng() % 15);
+  p.ws = rng() % 4 != 0;
   return p;
 }
 
@@ -164,6 +165,7 @@ class CtrlHarness {
     m_->s_req_window = p.window;
     m_->s_req_mss = p.mss;
     m_->s_req_wscale = p.wscale;
+    m_->s_req_ws_en = p.ws;
   }
 
   VerilatedContext ctx_;

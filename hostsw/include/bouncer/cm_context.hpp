@@ -34,6 +34,9 @@ struct CmContext {
   uint8_t req_flags = 0;     // request flags: M 0x80, C 0x40, enhanced 0x10
   uint16_t ip_id = 0;        // IPv4 ID of the next frame (hardware increments it)
   uint32_t req_ird_ord = 0;  // request's ctrl_ird << 16 | ctrl_ord (rev 2 enhanced only)
+  /// The peer's MSS: no reject segment carries more payload (a longer reject is split).
+  /// 0 means 536, TCP's default, which every reject (at most 532 bytes) fits.
+  uint16_t peer_mss = 0;
 
   bool operator==(const CmContext&) const = default;
 

@@ -29,13 +29,14 @@ namespace bouncer {
 /// `tick_cycles` core cycles. The defaults are the hardware's reset values (irdma's timing at
 /// 250 MHz); a simulation wants much shorter ones.
 struct TimerConfig {
-  uint32_t tick_cycles = 256;         // TIMER_TICK (>= 1)
-  uint32_t rto_init = 976'563;        // first retransmission timeout (1 s), doubles per retry
-  uint32_t rto_max = 11'718'750;      // cap of the doubling (12 s)
-  uint8_t rtx_max = 8;                // retransmissions before giving up (0..15)
-  uint32_t mpa_timeout = 1'953'125;   // handshake ACK -> complete MPA request (2 s)
-  uint32_t fin_timeout = 58'593'750;  // FIN_WAIT2 limit (60 s)
-  uint32_t time_wait = 97'656;        // TIME_WAIT (100 ms)
+  uint32_t tick_cycles = 256;              // TIMER_TICK (>= 1)
+  uint32_t rto_init = 976'563;             // first retransmission timeout (1 s), doubles per retry
+  uint32_t rto_max = 11'718'750;           // cap of the doubling (12 s)
+  uint8_t rtx_max = 8;                     // retransmissions before giving up (0..15)
+  uint32_t mpa_timeout = 63'476'563;       // handshake ACK -> complete MPA request (65 s)
+  uint32_t mpa_reasm_timeout = 1'953'125;  // first -> last segment of a split request (2 s)
+  uint32_t fin_timeout = 58'593'750;       // FIN_WAIT2 limit (60 s)
+  uint32_t time_wait = 97'656;             // TIME_WAIT (100 ms)
 
   bool operator==(const TimerConfig&) const = default;
 };
@@ -45,9 +46,11 @@ struct TimerConfig {
 /// The defaults are the hardware's reset values.
 struct TcpConfig {
   uint16_t mss = 1460;
-  uint8_t wscale = 7;       // 0..14 (RFC 7323)
-  uint16_t window = 65535;  // window field of every segment
-  bool promisc = true;      // CM_ROUTE.PROMISC: accept frames for any destination MAC
+  uint8_t wscale = 0;  // 0..14 (RFC 7323); sent only when the SYN had a window-scale option
+  /// The receive window offered, in bytes (the SYN-ACK's window field; later segments carry
+  /// it scaled, rounded up, when scaling is in effect). A request must fit: >= 532 is safe.
+  uint16_t window = regs::kMpaReqMax;
+  bool promisc = true;  // CM_ROUTE.PROMISC: accept frames for any destination MAC
   /// PORT_MAC_HI/LO: with promisc false only frames to this MAC are taken (the others are
   /// dropped and counted in STAT_RX_FILTERED). Must then be a unicast, non-zero address.
   MacAddr port_mac{};
@@ -230,6 +233,7 @@ struct CmNodeStatus {
   bool peer_fin = false;
   bool timer_on = false;
   bool rej_fin = false;
+  bool ws_ok = false;  // the peer's SYN had a window-scale option
   uint32_t iss = 0;
   uint32_t deadline = 0;
 

@@ -11,7 +11,7 @@ namespace bouncer::regs {
 
 inline constexpr uint32_t kIdValue = 0x424E4352;
 inline constexpr uint32_t kVersionMajor = 0;
-inline constexpr uint32_t kVersionMinor = 8;
+inline constexpr uint32_t kVersionMinor = 9;
 inline constexpr uint32_t kVersionPatch = 0;
 
 // Size of one SQ descriptor (WQE).
@@ -460,6 +460,7 @@ inline constexpr uint32_t TCP_CFG = 0x029C;  // rw
 inline constexpr uint32_t TCP_WND = 0x02A0;  // rw
 inline constexpr uint32_t CM_CONNS = 0x02A4;  // ro
 inline constexpr uint32_t CM_ROUTE = 0x02A8;  // rw
+inline constexpr uint32_t MPA_REASM_TIMEOUT = 0x02AC;  // rw
 inline constexpr uint32_t DMA_TIMEOUT = 0x02B0;  // rw
 inline constexpr uint32_t PORT_MAC_LO = 0x02B4;  // rw
 inline constexpr uint32_t PORT_MAC_HI = 0x02B8;  // rw
@@ -750,6 +751,8 @@ inline constexpr Field REASM_IDX{6, 30, 4};
 inline constexpr Field RX_BYTES{6, 34, 10};
 inline constexpr Field REJ_FIN{6, 44, 1};
 inline constexpr Field HW_NODE{6, 45, 1};
+inline constexpr Field PEER_MSS{6, 46, 16};
+inline constexpr Field WS_OK{6, 62, 1};
 inline constexpr Field ISS{7, 0, 32};
 inline constexpr Field DEADLINE{7, 32, 32};
 }  // namespace cm_ctx

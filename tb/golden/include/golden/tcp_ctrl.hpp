@@ -7,7 +7,8 @@
 // 0x0800; IPv4 0x45, TOS, total length 40 (+8 with options), IP ID, 0x4000 (DF), TTL, 6,
 // header checksum, LOC_IP, REM_IP; TCP LOC_PORT, REM_PORT, seq, ack, data offset 5 (7 with
 // options), flags, window, checksum (pseudo-header), urgent 0. Only SYN-ACK carries options:
-// MSS (02 04 mss), window scale (03 03 wscale) and one EOL byte (00). With pad_min, frames
+// MSS (02 04 mss), window scale (03 03 wscale; three NOPs 01 01 01 instead when `ws` is false,
+// i.e. the SYN had no window-scale option) and one EOL byte (00). With pad_min, frames
 // shorter than 60 bytes get zero bytes up to 60 (the IP total length excludes them).
 #pragma once
 
@@ -38,6 +39,7 @@ struct TcpCtrlParams {
   uint16_t window = 0xFFFF;
   uint16_t mss = 1460;
   uint8_t wscale = 2;
+  bool ws = true;       // the window-scale option (else NOPs)
   bool pad_min = true;  // pad to kEthMinFrame like a MAC
 };
 
