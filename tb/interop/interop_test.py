@@ -598,14 +598,6 @@ def sc_linux_reference(ctx):
     ls = [rd.summarize(c) for c in lconns]
     bs = [rd.summarize(c) for c in bconns]
 
-    # Bouncer's own closing: the siw-safe policy (FIN only after the initiator ACKed the reply).
-    for i, x in enumerate(bs, 1):
-        t = rd.split_tokens(x["tokens"])
-        check(x["tokens"][0] == "P:reply" and t.count("P:FIN") == 1 and "I:ACK(reply)" in t
-              and t.index("P:FIN") > t.index("I:ACK(reply)") and not any("RST" in y for y in t),
-              f"Bouncer connection {i}: reply without FIN, its FIN only after the initiator's "
-              f"ACK of the reply ({' '.join(t)})")
-
     unexpected = []
     for i in range(n):
         rows = rd.compare(ls[i], bs[i], lin[i], bnc[i])
@@ -628,6 +620,13 @@ def sc_linux_reference(ctx):
                       f"{', '.join(x['retransmissions'])}")
     for u in unexpected:
         print("  UNEXPECTED: " + u)
+    # Bouncer's own closing: the siw-safe policy (FIN only after the initiator ACKed the reply).
+    for i, x in enumerate(bs, 1):
+        t = rd.split_tokens(x["tokens"])
+        check(x["tokens"][:1] == ["P:reply"] and t.count("P:FIN") == 1 and "I:ACK(reply)" in t
+              and t.index("P:FIN") > t.index("I:ACK(reply)") and not any("RST" in y for y in t),
+              f"Bouncer connection {i}: reply without FIN, its FIN only after the initiator's "
+              f"ACK of the reply ({' '.join(t)})")
     check(not unexpected, f"Linux vs Bouncer, {n} connections: every difference is an expected one")
 
     # Informative: Linux siw's u8 PD_Length wraps at 252 user bytes (4 + 252 = 256 -> 0).
@@ -662,10 +661,10 @@ def sc_pd_limit(ctx):
     rejs = host_rejects(ctx, b, res, "siw", distinct=False)
     for r, j in zip(res, rejs):
         got = bytes.fromhex(r["pd_hex"])
-        check(j["pd_hex"] == pd.encode().hex(), f"reject {j['n']}: posted the 251-byte pattern")
         bad = rd.first_difference(got, pd.encode())
         check(bad is None, f"attempt {r['attempt']}: the guest got all 251 bytes, each in its "
               "place" + ("" if bad is None else f" (first wrong byte at offset {bad})"))
+        check(j["pd_hex"] == pd.encode().hex(), f"reject {j['n']}: posted the 251-byte pattern")
     check(summary["terminal_closed"] == n and summary["cm_conns"] == 0,
           f"all {n} connections closed by FIN both ways")
     check_capture(ctx.pcap, summary, [bytes.fromhex(r["sent_hex"]) for r in res])

@@ -270,7 +270,7 @@ def compare(lin, bnc, lin_init, bnc_init):
         elif allowed:
             rows.append((field, lv, bv, "expected", reason))
         else:
-            rows.append((field, lv, bv, "DIFFERENT", reason))
+            rows.append((field, lv, bv, "DIFFERENT", ""))
 
     for name, key, fmt in (("key", "key", str), ("flags", "flags", lambda v: f"0x{v:02x}"),
                            ("Rev", "rev", str), ("PD_Length", "pd_length", str),
