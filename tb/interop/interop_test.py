@@ -11,11 +11,19 @@ the co-simulated RNIC (`bouncer sim --mode bridge`). One scenario per run (ctest
   auto_reject  listener auto-reject: the guest gets the template private data, the host no event
   no_listener  no listener on the port: RST to the SYN; rdma_connect() fails with ECONNREFUSED
   rping        the stock `rping -c` gets RDMA_CM_EVENT_REJECTED, error -104
+  linux_reference  the Linux reference: a second guest runs Linux siw as the passive side
+               (bouncer_rdma_server, rdma_reject on every request); the initiator sends the
+               same requests to it and to Bouncer, both reject with the same PD, and the two
+               captures are compared field by field (reference_diff.py): only the expected
+               differences, each with its reason, may appear
+  pd_limit     a 251-byte reject PD on rev 2 (PD_Length 255) reaches the guest byte for byte
+  pd_limit_refused  no guest: `bouncer sim --pd` with 252 bytes exits 2, naming the limit 255,
+               before it listens or sends anything
 
-Every scenario also checks the capture of both directions: containment (the guest sent only
-IPv4/TCP to the bridge, as many frames as the bridge counted), the MPA request bytes on the
-wire, and `pcap_check --tshark` (golden model + Wireshark). Exit 0 pass, 1 fail, 77 skip (no
-QEMU, or the guest could not be built here: the reason is printed).
+Every guest scenario also checks the capture of both directions: containment (the guest sent
+only IPv4/TCP to the bridge, as many frames as the bridge counted), the MPA request bytes on
+the wire, and `pcap_check --tshark` (golden model + Wireshark). Exit 0 pass, 1 fail, 77 skip
+(no QEMU, or the guest could not be built here: the reason is printed).
 """
 import argparse
 import json
