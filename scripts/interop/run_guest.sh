@@ -7,14 +7,14 @@
 #
 #   run_guest.sh [--guest DIR] [--qport N] [--bport N] [--mac MAC] [--dump FILE]
 #                [--nic1 QPORT1:BPORT1] [--mac1 MAC] [--dump1 FILE]
-#                [--log FILE] [--timeout S] [bt.KEY=VALUE...]
+#                [--log LOG] [--timeout S] [bt.KEY=VALUE...]
 # Defaults: DIR build/interop/guest, QPORT 17002, BPORT 17001, MAC 52:54:00:12:34:56,
-# FILE DIR/guest.log, S 120. --nic1 adds a second NIC (eth1, MAC1 default 52:54:00:12:34:57)
+# LOG DIR/guest.log, S 120. --nic1 adds a second NIC (eth1, MAC1 default 52:54:00:12:34:57)
 # the same way. --dump/--dump1 write a pcap of that NIC's frames, both directions (QEMU's
 # filter-dump object).
 # The bt.* parameters go on the kernel command line; scripts/interop/guest_init.sh lists them
 # (bt.mode=client|rping|server, bt.n, bt.pd, bt.port, ...).
-# The serial console goes to stdout and to FILE. Exit status: QEMU's (0 after the guest's
+# The serial console goes to stdout and to LOG. Exit status: QEMU's (0 after the guest's
 # poweroff), 124 when the timeout killed it, 77 when QEMU or the guest is not there.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
     --dump1) dump1=$2; shift 2 ;;
     --log) log=$2; shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
-    -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
     bt.*=*) params+=("$1"); shift ;;
     *) echo "run_guest: unknown argument $1 (guest parameters are bt.KEY=VALUE)" >&2; exit 2 ;;
   esac
