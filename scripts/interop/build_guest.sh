@@ -3,7 +3,7 @@
 # Builds the interop guest: a Debian 6.1 kernel with an out-of-tree soft-iWARP module (siw.ko),
 # booted by QEMU (scripts/interop/run_guest.sh) with an initramfs that holds busybox-static,
 # iproute2 (ip, rdma), rdma-core user space with the siw provider, rping and our librdmacm
-# client (tb/interop/client/). Everything comes from Debian's archive:
+# client and server (tb/interop/client/, tb/interop/server/). Everything comes from Debian's archive:
 #   - host packages via apt-get install (only those missing; the kernel headers of the current
 #     ABI are installed as a package, the kernel itself never is);
 #   - the kernel image and linux-source-6.1 via apt-get download + dpkg-deb (unpacked only);
@@ -12,7 +12,8 @@
 # sources that go into it: a second run with nothing changed only checks and prints.
 #
 #   build_guest.sh [--out DIR] [--force]      (default DIR: build/interop/guest)
-# Output: DIR/vmlinux, DIR/initramfs.cpio.gz, DIR/siw.ko, DIR/bouncer_rdma_client, DIR/manifest.
+# Output: DIR/vmlinux, DIR/initramfs.cpio.gz, DIR/kernel/siw.ko, DIR/bouncer_rdma_client,
+# DIR/bouncer_rdma_server, DIR/manifest.
 # Exit status: 0 built or up to date; 77 cannot be built here (message says why); 1 failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,10 +39,17 @@ skip() { # the tests (tb/interop) print this reason when they skip
   echo "$*" >"$out/SKIPPED"
   exit 77
 }
+first_file() { # the first argument that exists (unmatched globs stay literal), or nothing
+  local f
+  for f in "$@"; do
+    [ -e "$f" ] && { echo "$f"; return 0; }
+  done
+  return 0
+}
 elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t_start" "$(date +%s.%N)"; }
 
 [ "$(uname -m)" = x86_64 ] || skip "the guest is built for x86_64 hosts only (this is $(uname -m))"
-command -v apt-get >/dev/null && command -v dpkg-query >/dev/null ||
+{ command -v apt-get >/dev/null && command -v dpkg-query >/dev/null; } ||
   skip "needs a Debian host (apt-get, dpkg-query)"
 
 # ---- host packages
@@ -89,7 +97,7 @@ hdr_pkg=linux-headers-$abi
 src_pkg=linux-source-6.1
 img_ver=$(candidate "$img_pkg")
 src_ver=$(candidate "$src_pkg")
-[ -n "$img_ver" ] && [ -n "$src_ver" ] || skip "$img_pkg or $src_pkg has no candidate version"
+{ [ -n "$img_ver" ] && [ -n "$src_ver" ]; } || skip "$img_pkg or $src_pkg has no candidate version"
 [ "$img_ver" = "$src_ver" ] ||
   skip "$img_pkg ($img_ver) and $src_pkg ($src_ver) are different kernel versions"
 ensure "$hdr_pkg"
@@ -111,12 +119,15 @@ kernel_key=$(printf '%s\n' "$kernel_key_text" | sha256sum | cut -c1-16)
 # the user space packages whose files are copied into the initramfs
 user_pkgs=(busybox-static iproute2 libibverbs1 librdmacm1 ibverbs-providers rdmacm-utils libc6
   libgcc-s1 libnl-3-200 libnl-route-3-200 libelf1 libmnl0 libbpf1 libcap2 libbsd0 libmd0 zlib1g)
+# our files that go into the initramfs (or make it)
+sources=("$here/build_guest.sh" "$here/guest_init.sh" "$root/tb/interop/client/bouncer_rdma_client.c"
+  "$root/tb/interop/server/bouncer_rdma_server.c")
 key_text=$(
   echo "kernel $kernel_key"
   for p in "${user_pkgs[@]}"; do
     echo "pkg $p $(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || echo none)"
   done
-  for f in "$here/build_guest.sh" "$here/guest_init.sh" "$root/tb/interop/client/bouncer_rdma_client.c"; do
+  for f in "${sources[@]}"; do
     echo "file ${f#"$root"/} $(sha256sum <"$f" | cut -c1-16)"
   done
 )
@@ -144,15 +155,15 @@ else
   mkdir -p "$dl"
   fetch() { # package version
     local f
-    f=$(ls "$dl/$1_${2//:/%3a}_"*.deb 2>/dev/null | head -1 || true)
+    f=$(first_file "$dl/$1_${2//:/%3a}_"*.deb)
     if [ -z "$f" ]; then
       log "apt-get download $1=$2" >&2
       (cd "$dl" && apt-get download -qq "$1=$2" 2>&1 | grep -v 'unsandboxed' >&2) || true
-      f=$(ls "$dl/$1_${2//:/%3a}_"*.deb 2>/dev/null | head -1 || true)
+      f=$(first_file "$dl/$1_${2//:/%3a}_"*.deb)
       if [ -z "$f" ]; then
         apt_update >&2
         (cd "$dl" && apt-get download -qq "$1=$2" 2>&1 | grep -v 'unsandboxed' >&2) || true
-        f=$(ls "$dl/$1_${2//:/%3a}_"*.deb 2>/dev/null | head -1 || true)
+        f=$(first_file "$dl/$1_${2//:/%3a}_"*.deb)
       fi
       [ -n "$f" ] || skip "apt-get download $1=$2 failed"
     fi
@@ -168,7 +179,7 @@ else
   log "unpacking $(basename "$img_deb")"
   dpkg-deb -x "$img_deb" "$work/img"
   moddir=$work/img/lib/modules/$abi
-  [ -f "$work/img/boot/vmlinuz-$abi" ] && [ -f "$moddir/modules.builtin" ] ||
+  { [ -f "$work/img/boot/vmlinuz-$abi" ] && [ -f "$moddir/modules.builtin" ]; } ||
     skip "$img_pkg has no boot/vmlinuz-$abi or modules.builtin"
   grep -q '^CONFIG_PVH=y' "$work/img/boot/config-$abi" ||
     skip "kernel $abi has no CONFIG_PVH: QEMU cannot boot its vmlinux directly"
@@ -243,10 +254,12 @@ PYEOF
 fi
 log "modules: $(sed 's/\.ko$//' "$kdir/modules.order" | tr '\n' ' ')"
 
-# ---- our client
-log "building bouncer_rdma_client"
-gcc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$out/bouncer_rdma_client" \
-  "$root/tb/interop/client/bouncer_rdma_client.c" -lrdmacm -libverbs
+# ---- our client and server
+for prog in client server; do
+  log "building bouncer_rdma_$prog"
+  gcc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$out/bouncer_rdma_$prog" \
+    "$root/tb/interop/$prog/bouncer_rdma_$prog.c" -lrdmacm -libverbs
+done
 
 # ---- initramfs
 log "packing initramfs"
@@ -258,13 +271,14 @@ cp "$here/guest_init.sh" "$rfs/init"
 chmod 755 "$rfs/init"
 ip_bin=$(command -v /sbin/ip /bin/ip | head -1)
 rdma_bin=$(command -v /sbin/rdma /bin/rdma /usr/bin/rdma | head -1)
-[ -n "$ip_bin" ] && [ -n "$rdma_bin" ] || skip "iproute2 has no ip or rdma binary"
+{ [ -n "$ip_bin" ] && [ -n "$rdma_bin" ]; } || skip "iproute2 has no ip or rdma binary"
 cp -L "$ip_bin" "$rfs/sbin/ip"
 cp -L "$rdma_bin" "$rfs/sbin/rdma"
 cp /usr/bin/rping "$rfs/usr/bin/rping"
 cp "$out/bouncer_rdma_client" "$rfs/usr/bin/bouncer_rdma_client"
-provider=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/libsiw-rdmav*.so 2>/dev/null | head -1 || true)
-[ -n "$provider" ] && [ -f /etc/libibverbs.d/siw.driver ] || skip "ibverbs-providers has no siw provider"
+cp "$out/bouncer_rdma_server" "$rfs/usr/bin/bouncer_rdma_server"
+provider=$(first_file /usr/lib/x86_64-linux-gnu/libibverbs/libsiw-rdmav*.so)
+{ [ -n "$provider" ] && [ -f /etc/libibverbs.d/siw.driver ]; } || skip "ibverbs-providers has no siw provider"
 mkdir -p "$rfs/usr/lib/x86_64-linux-gnu/libibverbs"
 cp "$provider" "$rfs/usr/lib/x86_64-linux-gnu/libibverbs/"
 cp /etc/libibverbs.d/siw.driver "$rfs/etc/libibverbs.d/"
@@ -275,11 +289,11 @@ copy_lib() {
   mkdir -p "$(dirname "$dst")"
   cp -L "$1" "$dst"
 }
-libgcc=$(ls /lib/x86_64-linux-gnu/libgcc_s.so.1 /usr/lib/x86_64-linux-gnu/libgcc_s.so.1 2>/dev/null | head -1 || true)
+libgcc=$(first_file /lib/x86_64-linux-gnu/libgcc_s.so.1 /usr/lib/x86_64-linux-gnu/libgcc_s.so.1)
 [ -n "$libgcc" ] || skip "libgcc_s.so.1 not found"
 copy_lib "$libgcc"
 for bin in "$rfs/sbin/ip" "$rfs/sbin/rdma" "$rfs/usr/bin/rping" "$rfs/usr/bin/bouncer_rdma_client" \
-  "$rfs/usr/lib/x86_64-linux-gnu/libibverbs/$(basename "$provider")"; do
+  "$rfs/usr/bin/bouncer_rdma_server" "$rfs/usr/lib/x86_64-linux-gnu/libibverbs/$(basename "$provider")"; do
   while read -r lib; do
     copy_lib "$lib"
   done < <(ldd "$bin" | grep -o '/[^ ]*' | sort -u)

@@ -16,7 +16,8 @@
  * event came before the deadline, or "ERROR" when a call failed synchronously (status is then
  * -errno). ESTABLISHED is followed by rdma_disconnect() and the event that answers it ("then").
  * Events that arrive within the drain window after the result are listed in "extra".
- * The run ends with one line: BOUNCER_CLIENT_DONE {"attempts":N,"events":{...}}.
+ * The run ends with one line: BOUNCER_CLIENT_DONE {"attempts":N,"events":{...}}. With -T TAG
+ * both kinds of line start with "peer":"TAG" (the guest runs the client once per peer).
  *
  * Exit status: 0 when every attempt ended with a CM event, 1 when any attempt ended in a
  * local error or a timeout, 2 on a usage error.
@@ -48,6 +49,7 @@ struct options {
   int gap_ms;          /* pause between attempts */
   int resources;       /* responder_resources (IRD) */
   int depth;           /* initiator_depth (ORD) */
+  const char *tag;     /* "peer" field of every line (which peer this run talks to) */
 };
 
 struct outcome {
@@ -84,7 +86,8 @@ static void usage(FILE *f) {
           "  -D MS     drain window for extra events after the result (default 200)\n"
           "  -g MS     pause between attempts (default 0)\n"
           "  -r N      responder_resources (IRD, default 1)\n"
-          "  -i N      initiator_depth (ORD, default 1)\n");
+          "  -i N      initiator_depth (ORD, default 1)\n"
+          "  -T TAG    add \"peer\":\"TAG\" to every line (letters, digits, '-', '_')\n");
 }
 
 static int parse_int(const char *s, int lo, int hi, int *out) {
@@ -322,11 +325,13 @@ static void print_hex(const uint8_t *b, int n) {
   for (int i = 0; i < n; ++i) printf("%02x", b[i]);
 }
 
-static void print_outcome(int attempt, const uint8_t *sent, int sent_len,
+static void print_outcome(const struct options *o, int attempt, const uint8_t *sent, int sent_len,
                           const struct outcome *out) {
   const char *status_name = out->status < 0 ? strerrorname_np(-out->status) : NULL;
-  printf("BOUNCER_CLIENT {\"attempt\":%d,\"stage\":\"%s\",\"event\":\"%s\",\"status\":%d,", attempt,
-         out->stage, out->event, out->status);
+  printf("BOUNCER_CLIENT {");
+  if (o->tag) printf("\"peer\":\"%s\",", o->tag);
+  printf("\"attempt\":%d,\"stage\":\"%s\",\"event\":\"%s\",\"status\":%d,", attempt, out->stage,
+         out->event, out->status);
   printf("\"status_name\":\"%s\",", status_name ? status_name : "");
   printf("\"pd_len\":%d,\"pd_hex\":\"", out->pd_len);
   print_hex(out->pd, out->pd_len);
@@ -354,9 +359,10 @@ int main(int argc, char **argv) {
                       .drain_ms = 200,
                       .gap_ms = 0,
                       .resources = 1,
-                      .depth = 1};
+                      .depth = 1,
+                      .tag = NULL};
   int c;
-  while ((c = getopt(argc, argv, "s:p:n:d:x:t:w:D:g:r:i:h")) != -1) {
+  while ((c = getopt(argc, argv, "s:p:n:d:x:t:w:D:g:r:i:T:h")) != -1) {
     int bad = 0;
     switch (c) {
       case 's':
@@ -391,6 +397,12 @@ int main(int argc, char **argv) {
         break;
       case 'i':
         bad = parse_int(optarg, 0, 255, &o.depth);
+        break;
+      case 'T':
+        o.tag = optarg;
+        bad = !*optarg ||
+              strspn(optarg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") !=
+                  strlen(optarg);
         break;
       case 'h':
         usage(stdout);
@@ -445,7 +457,7 @@ int main(int argc, char **argv) {
     }
     struct outcome out;
     run_attempt(&o, ai->ai_addr, a, pd, pd_len, &out);
-    print_outcome(a, pd, pd_len, &out);
+    print_outcome(&o, a, pd, pd_len, &out);
     failed |= out.failed;
     int k = 0;
     while (k < NNAMES && strcmp(names[k], out.event)) ++k;
@@ -456,7 +468,9 @@ int main(int argc, char **argv) {
     }
   }
   freeaddrinfo(ai);
-  printf("BOUNCER_CLIENT_DONE {\"attempts\":%d,\"events\":{", o.attempts);
+  printf("BOUNCER_CLIENT_DONE {");
+  if (o.tag) printf("\"peer\":\"%s\",", o.tag);
+  printf("\"attempts\":%d,\"events\":{", o.attempts);
   int first = 1;
   for (int k = 0; k <= NNAMES; ++k) {
     if (!counts[k]) continue;
