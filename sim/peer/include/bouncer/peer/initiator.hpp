@@ -112,8 +112,9 @@ struct InitiatorConfig {
   // Extensions (not in the original brief):
   uint64_t time_wait_cycles = 500'000;  // TIME_WAIT length (2 * the default rto)
   uint64_t close_delay_cycles = 0;      // application think time between the reply and our close
-  // No MPA reply this long after the request (or the handshake, for kNoRequest): RST, kFailed.
-  // siw's MPAREQ_TIMEOUT is 10 s, cxgb4's ep_timeout_secs 60 s; the default is 10 * rto
+  // No MPA reply this long after the request (or the handshake, for kNoRequest): the
+  // personality's timeout (siw: UNREACHABLE and FIN; cxgb4: UNREACHABLE and RST). siw's
+  // MPAREQ_TIMEOUT is 10 s, cxgb4's ep_timeout_secs 60 s; the default is 10 * rto
   // (scaled like rto). 0 disables it. irdma has no such timer (its request's retransmission
   // entry runs out instead); it uses this one only for Fault::kNoRequest.
   uint64_t reply_timeout_cycles = 2'500'000;
