@@ -40,7 +40,8 @@ if [ $# -gt 0 ]; then
   run out/demo.pcap "$@"
 else
   run out/demo.pcap --connections 4 --rev 2 --peer-pd-len 16 --fin-policy siw
-  run out/demo-rev1.pcap --connections 2 --rev 1 --peer-pd-len 40 --fin-policy irdma
+  run out/demo-rev1.pcap --connections 2 --rev 1 --peer-pd-len 40 --fin-policy irdma \
+    --initiator irdma
 fi
 echo
 echo "demo: ok"

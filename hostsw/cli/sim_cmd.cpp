@@ -160,6 +160,12 @@ void add_sim_options(CLI::App& app, SimOptions& o) {
   app.add_option("--peer-pd-len", o.peer_pd_len, "Private data bytes of each MPA request (peer)")
       ->check(CLI::Range(0u, 508u))
       ->capture_default_str();
+  app.add_option("--initiator", o.initiator,
+                 "Peer mode: whose initiator the simulated peers follow, as the Linux sources "
+                 "have it (siw, irdma, cxgb4): what they accept and what their application "
+                 "gets (docs/interop.md)")
+      ->check(CLI::IsMember({"siw", "irdma", "cxgb4"}))
+      ->capture_default_str();
   app.add_option("--loss", o.loss, "Probability that the wire loses a frame, both directions")
       ->check(CLI::Range(0.0, 0.9))
       ->capture_default_str();

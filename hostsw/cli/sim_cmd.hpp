@@ -42,6 +42,7 @@ struct SimOptions {
   bool unsafe_wire_pd = false;  // PD_Length above 255 (RejectOptions::unsafe_wire_pd)
   // peer mode
   unsigned peer_pd_len = 16;         // private data of each MPA request
+  std::string initiator = "siw";     // siw | irdma | cxgb4: the simulated initiators' rules
   double loss = 0.0;                 // frame loss probability, both directions
   std::string fin_policy = "siw";    // siw | irdma | abort
   std::string auto_reject = "off";   // off | all | backlog | ird-ord

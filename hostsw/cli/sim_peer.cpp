@@ -238,6 +238,9 @@ int run_peer_mode(const SimOptions& o) {
         p.peer_port = kLocalPort;
         p.isn = static_cast<uint32_t>(rng());
         p.ip_id = static_cast<uint16_t>(rng());
+        p.personality = o.initiator == "irdma"   ? peer::Personality::kIrdma
+                        : o.initiator == "cxgb4" ? peer::Personality::kCxgb4
+                                                 : peer::Personality::kSiw;
         p.mpa_rev = static_cast<uint8_t>(o.rev);
         p.enhanced = o.rev == 2;
         // --auto-reject ird-ord: every other peer asks for more than the listener allows.

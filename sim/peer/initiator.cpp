@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // The simulated iWARP initiator: TCP (RFC 793 / 5961 subset, as Linux behaves) + MPA request,
-// reply parsing as siw/irdma do. See include/bouncer/peer/initiator.hpp and README.md.
+// and the reply, RST, timeout and close rules of siw, irdma or cxgb4 with what rdma_cm hands
+// the application. See include/bouncer/peer/initiator.hpp and README.md (each rule names the
+// kernel function it comes from).
 #include "bouncer/peer/initiator.hpp"
 
 #include <algorithm>
@@ -16,7 +18,6 @@ constexpr size_t kEthLen = 14;
 constexpr size_t kVlanLen = 4;
 constexpr size_t kIpLen = 20;
 constexpr size_t kTcpLen = 20;
-constexpr size_t kSynOptLen = 8;           // MSS(4) NOP(1) WS(3), as Linux without SACK/timestamps
 constexpr size_t kMinFrame = 60;           // Ethernet minimum without FCS
 constexpr size_t kOooMax = 64;             // out-of-order segments kept for reassembly
 constexpr uint16_t kDefaultPeerMss = 536;  // RFC 1122, when the SYN-ACK has no MSS option
@@ -111,20 +112,102 @@ const char* to_string(State s) {
   return "?";
 }
 
+const char* to_string(Personality p) {
+  switch (p) {
+    case Personality::kSiw:
+      return "siw";
+    case Personality::kIrdma:
+      return "irdma";
+    case Personality::kCxgb4:
+      return "cxgb4";
+  }
+  return "?";
+}
+
+const char* to_string(AppEvent e) {
+  switch (e) {
+    case AppEvent::kNone:
+      return "none";
+    case AppEvent::kEstablished:
+      return "RDMA_CM_EVENT_ESTABLISHED";
+    case AppEvent::kRejected:
+      return "RDMA_CM_EVENT_REJECTED";
+    case AppEvent::kConnectError:
+      return "RDMA_CM_EVENT_CONNECT_ERROR";
+    case AppEvent::kUnreachable:
+      return "RDMA_CM_EVENT_UNREACHABLE";
+    case AppEvent::kConnectFailed:
+      return "rdma_connect() failed";
+  }
+  return "?";
+}
+
+void InitiatorConfig::set_kernel(Personality p, uint16_t ird, uint16_t ord) {
+  personality = p;
+  mpa_rev = 2;
+  enhanced = true;
+  markers = false;
+  window = 0xFFFF;
+  const uint32_t i14 = std::min<uint32_t>(ird, 0x3FFF);
+  switch (p) {
+    case Personality::kSiw:
+      // siw_connect with mpa_version 2, peer_to_peer off, mpa_crc_required off: flags 0x10,
+      // the application's IRD/ORD without P2P or RTR bits. Linux TCP: SYN with SACK and
+      // timestamps, window 64240; tcp_syn_retries 6; MPAREQ_TIMEOUT 10 s.
+      crc = false;
+      ird_ord = uint32_t{ird} << 16 | ord;
+      syn_options = SynOptions::kLinux;
+      wscale = 7;
+      window = 64240;
+      max_retransmits = 6;
+      reply_timeout_cycles = 10 * rto_cycles;
+      fin_after_reject = true;
+      break;
+    case Personality::kIrdma:
+      // irdma_build_mpa_v2 (MPA_KEY_REQUEST): CRC | 0x10; ctrl_ird = IRD | P2P, ctrl_ord = ORD
+      // | WRITE | READ RTR (irdma_record_ird_ord: ORD 0 becomes 1 with READ_ZERO). SYN from
+      // irdma_send_syn with rcv_wscale IRDMA_CM_DEFAULT_RCV_WND_SCALE 2; IRDMA_DEFAULT_RETRANS 8.
+      crc = true;
+      ird_ord = (0x8000u | i14) << 16 | (0xC000u | std::clamp<uint32_t>(ord, 1, 0x3FFF));
+      syn_options = SynOptions::kIrdma;
+      wscale = 2;
+      max_retransmits = 8;
+      reply_timeout_cycles = 0;
+      break;
+    case Personality::kCxgb4:
+      // send_mpa_req with mpa_rev 2, crc_enabled 1, markers_enabled 0, peer2peer 1, p2p_type
+      // READ_REQ: CRC | 0x10; ctrl_ird = IRD | P2P, ctrl_ord = ORD | READ RTR (c4iw_connect:
+      // ORD 0 becomes 1). Window scale from rcv_win 256 KiB; ep_timeout_secs 60.
+      crc = true;
+      ird_ord = (0x8000u | i14) << 16 | (0x4000u | std::clamp<uint32_t>(ord, 1, 0x3FFF));
+      syn_options = SynOptions::kMssNopWs;
+      wscale = 3;
+      reply_timeout_cycles = 60 * rto_cycles;
+      fin_after_reject = false;
+      break;
+  }
+}
+
 Initiator::Initiator(InitiatorConfig cfg)
     : cfg_(std::move(cfg)),
       ip_id_(cfg_.ip_id),
+      rev_(cfg_.mpa_rev),
+      enh_(cfg_.mpa_rev == 2 && cfg_.enhanced),
       rto_deadline_(kOff),
       reply_deadline_(kOff),
       close_deadline_(kOff),
       tw_deadline_(kOff),
       rto_cur_(cfg_.rto_cycles) {
   if (cfg_.rto_cycles == 0) throw std::invalid_argument("bouncer::peer: rto_cycles is 0");
+  req_ = build_request(rev_, enh_, true);
+}
+
+std::vector<uint8_t> Initiator::build_request(uint8_t rev, bool enhanced, bool faults) const {
   using Fault = InitiatorConfig::Fault;
-  const bool enh = cfg_.mpa_rev == 2 && cfg_.enhanced;
+  const Fault fault = faults ? cfg_.fault : Fault::kNone;
   std::vector<uint8_t> pd = cfg_.private_data;
-  size_t pd_length = pd.size() + (enh ? kMpaIrdOrdLen : 0);
-  if (cfg_.fault == Fault::kPdTooLong) {
+  size_t pd_length = pd.size() + (enhanced ? kMpaIrdOrdLen : 0);
+  if (fault == Fault::kPdTooLong) {
     if (pd_length < kFaultPdLength) {
       pd.resize(pd.size() + (kFaultPdLength - pd_length), 0);
       pd_length = kFaultPdLength;
@@ -134,14 +217,20 @@ Initiator::Initiator(InitiatorConfig cfg)
     throw std::invalid_argument("bouncer::peer: request PD_Length " + std::to_string(pd_length) +
                                 " > 512");
   }
-  const std::string_view key = cfg_.fault == Fault::kBadKey ? kMpaKeyBad : kMpaKeyRequest;
-  req_.assign(key.begin(), key.end());
-  req_.push_back(static_cast<uint8_t>((cfg_.markers ? kMpaFlagMarkers : 0) |
-                                      (cfg_.crc ? kMpaFlagCrc : 0) | (enh ? kMpaFlagEnhanced : 0)));
-  req_.push_back(cfg_.fault == Fault::kRev3 ? uint8_t{3} : cfg_.mpa_rev);
-  append16(req_, static_cast<uint16_t>(pd_length));
-  if (enh) append32(req_, cfg_.ird_ord);
-  req_.insert(req_.end(), pd.begin(), pd.end());
+  const std::string_view key = fault == Fault::kBadKey ? kMpaKeyBad : kMpaKeyRequest;
+  std::vector<uint8_t> r(key.begin(), key.end());
+  r.push_back(static_cast<uint8_t>((cfg_.markers ? kMpaFlagMarkers : 0) |
+                                   (cfg_.crc ? kMpaFlagCrc : 0) |
+                                   (enhanced ? kMpaFlagEnhanced : 0)));
+  r.push_back(fault == Fault::kRev3 ? uint8_t{3} : rev);
+  append16(r, static_cast<uint16_t>(pd_length));
+  if (enhanced) append32(r, cfg_.ird_ord);
+  r.insert(r.end(), pd.begin(), pd.end());
+  return r;
+}
+
+std::vector<uint8_t> Initiator::retry_request_bytes() const {
+  return build_request(1, false, false);
 }
 
 bool Initiator::terminal() const {
@@ -158,6 +247,8 @@ bool Initiator::terminal() const {
 
 bool Initiator::finished() const { return terminal() && txq_.empty(); }
 
+bool Initiator::awaiting_reply() const { return out_.state == State::kEstablished && !reply_done_; }
+
 uint64_t Initiator::next_deadline() const {
   if (!txq_.empty()) return last_cycle_;
   return std::min({rto_deadline_, reply_deadline_, close_deadline_, tw_deadline_});
@@ -173,7 +264,8 @@ uint32_t Initiator::rcv_wnd() const {
 
 std::vector<uint8_t> Initiator::build(uint32_t seq, uint32_t ack, uint8_t flags, uint16_t ip_id,
                                       std::span<const uint8_t> payload, bool syn_options) const {
-  const size_t opt_len = syn_options ? kSynOptLen : 0;
+  const size_t opt_len =
+      !syn_options ? 0 : (cfg_.syn_options == SynOptions::kLinux ? size_t{20} : size_t{8});
   const size_t tcp_len = kTcpLen + opt_len + payload.size();
   const size_t l3 = kEthLen + (cfg_.vlan_tci ? kVlanLen : 0);
   const size_t l4 = l3 + kIpLen;
@@ -212,10 +304,26 @@ std::vector<uint8_t> Initiator::build(uint32_t seq, uint32_t ack, uint8_t flags,
     f[p++] = 4;
     set16(f, p, cfg_.mss);
     p += 2;
-    f[p++] = 1;  // NOP
-    f[p++] = 3;  // window scale
-    f[p++] = 3;
-    f[p++] = cfg_.wscale;
+    if (cfg_.syn_options == SynOptions::kLinux) {
+      // tcp_options_write: SACK-permitted and timestamps share a word, TSecr 0 in a SYN
+      f[p++] = 4;
+      f[p++] = 2;
+      f[p++] = 8;
+      f[p++] = 10;
+      set32(f, p, cfg_.ts_val);
+      p += 8;
+    }
+    if (cfg_.syn_options == SynOptions::kIrdma) {
+      f[p++] = 3;  // window scale, then EOL (irdma_send_syn)
+      f[p++] = 3;
+      f[p++] = cfg_.wscale;
+      f[p++] = 0;
+    } else {
+      f[p++] = 1;  // NOP
+      f[p++] = 3;  // window scale
+      f[p++] = 3;
+      f[p++] = cfg_.wscale;
+    }
   }
   std::copy(payload.begin(), payload.end(), f.begin() + static_cast<std::ptrdiff_t>(p));
   uint64_t acc = pseudo_sum(cfg_.ip, cfg_.peer_ip, tcp_len);
@@ -267,6 +375,7 @@ void Initiator::send_fin() {
 }
 
 void Initiator::queue_request() {
+  out_.request_rev = rev_;
   const uint32_t total = static_cast<uint32_t>(req_.size());
   const uint32_t eff_mss = std::max<uint32_t>(1, std::min<uint32_t>(cfg_.mss, out_.peer_mss));
   uint32_t n = std::max(1u, cfg_.request_segments);
@@ -295,6 +404,7 @@ void Initiator::start(uint64_t cycle) {
   rtxq_.push_back(s);
   snd_nxt_ = cfg_.isn + 1;
   out_.state = State::kSynSent;
+  out_.attempts = 1;
   queue_seg(s, false);
 }
 
@@ -308,7 +418,7 @@ void Initiator::advance(uint64_t cycle) {
       on_rto(t);
     } else if (t == reply_deadline_) {
       reply_deadline_ = kOff;
-      fail("no MPA reply within reply_timeout_cycles", true, t);
+      on_reply_timeout(t);
     } else if (t == close_deadline_) {
       close(t);
     } else {
@@ -319,22 +429,78 @@ void Initiator::advance(uint64_t cycle) {
 }
 
 void Initiator::on_rto(uint64_t cycle) {
-  if (rtxq_.empty()) {
+  // irdma keeps the request's retransmission entry after the ACK and lets it run out without
+  // resending (irdma_cm_timer_tick skips the send while ack_rcvd): its only reply timeout.
+  const bool countdown = irdma() && awaiting_reply();
+  if (rtxq_.empty() && !countdown) {
     rto_deadline_ = kOff;
     return;
   }
   if (backoff_ >= cfg_.max_retransmits) {
-    // Linux gives up without sending anything (tcp_write_err -> tcp_done).
-    fail(std::string("retransmissions exhausted in ") + to_string(out_.state), false, cycle);
+    on_retransmit_exhausted(cycle);
     return;
   }
   ++backoff_;
   rto_cur_ *= 2;
+  // irdma: the next timeout is IRDMA_RETRY_TIMEOUT << n, at most IRDMA_MAX_TIMEOUT (12 s).
+  if (irdma()) rto_cur_ = std::min(rto_cur_, 12 * cfg_.rto_cycles);
   rto_deadline_ = cycle + rto_cur_;
   for (const Seg& s : rtxq_) {
     queue_seg(s, true);
     ++out_.retransmits;
   }
+}
+
+void Initiator::on_retransmit_exhausted(uint64_t cycle) {
+  const std::string why = std::string("retransmissions exhausted in ") + to_string(out_.state);
+  if (out_.state == State::kSynSent) {
+    switch (cfg_.personality) {
+      case Personality::kSiw:  // kernel_bindconnect: connect() fails with ETIMEDOUT
+        app(AppEvent::kConnectFailed, kETIMEDOUT, {}, cycle);
+        break;
+      case Personality::kIrdma:  // irdma_retrans_expired: RST, ABORTED -> connect error
+        app(AppEvent::kRejected, kECONNRESET, own_pd(), cycle);
+        break;
+      case Personality::kCxgb4:  // act_open_rpl CPL_ERR_CONN_TIMEDOUT
+        app(AppEvent::kUnreachable, kETIMEDOUT, {}, cycle);
+        break;
+    }
+  } else if (awaiting_reply()) {
+    switch (cfg_.personality) {
+      case Personality::kSiw:  // tcp_write_err -> TCP_CLOSE -> siw PEER_CLOSE
+        app(AppEvent::kRejected, kECONNRESET, {}, cycle);
+        break;
+      case Personality::kIrdma:
+        app(AppEvent::kRejected, kECONNRESET, own_pd(), cycle);
+        break;
+      case Personality::kCxgb4:
+        app(AppEvent::kUnreachable, kETIMEDOUT, {}, cycle);
+        break;
+    }
+  }
+  // Linux TCP gives up without sending anything (tcp_write_err -> tcp_done); irdma sends a RST
+  // from every state it can be in here (irdma_retrans_expired).
+  fail(why, irdma(), cycle);
+}
+
+void Initiator::on_reply_timeout(uint64_t cycle) {
+  const std::string why = "no MPA reply within reply_timeout_cycles";
+  switch (cfg_.personality) {
+    case Personality::kSiw:
+      // SIW_CM_WORK_MPATIMEOUT: CONNECT_REPLY(-ETIMEDOUT), then sock_release: nothing unread,
+      // so an orderly FIN.
+      app(AppEvent::kUnreachable, kETIMEDOUT, {}, cycle);
+      if (out_.error.empty()) out_.error = why;
+      fin_close();
+      return;
+    case Personality::kIrdma:
+      app(AppEvent::kRejected, kECONNRESET, own_pd(), cycle);
+      break;
+    case Personality::kCxgb4:  // process_timeout MPA_REQ_SENT, then abort
+      app(AppEvent::kUnreachable, kETIMEDOUT, {}, cycle);
+      break;
+  }
+  fail(why, true, cycle);
 }
 
 std::optional<std::vector<uint8_t>> Initiator::poll_tx(uint64_t cycle) {
@@ -353,7 +519,8 @@ std::optional<std::vector<uint8_t>> Initiator::poll_tx(uint64_t cycle) {
   if (item.last_request && !req_out_) {
     req_out_ = true;
     out_.request_last_cycle = cycle;
-    if (out_.state == State::kEstablished && !reply_done_ && cfg_.reply_timeout_cycles != 0) {
+    if (out_.state == State::kEstablished && !reply_done_ && cfg_.reply_timeout_cycles != 0 &&
+        !irdma()) {
       reply_deadline_ = cycle + cfg_.reply_timeout_cycles;
     }
   }
@@ -373,6 +540,14 @@ void Initiator::fail(std::string why, bool send_reset, uint64_t cycle) {
   if (out_.error.empty()) out_.error = std::move(why);
   if (send_reset) send_rst();
   finish(State::kFailed, cycle);
+}
+
+void Initiator::app(AppEvent e, int status, std::vector<uint8_t> pd, uint64_t cycle) {
+  if (out_.app_event != AppEvent::kNone) return;  // the first report is what rdma_cm delivers
+  out_.app_event = e;
+  out_.app_status = status;
+  out_.app_pd = std::move(pd);
+  out_.app_cycle = cycle;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -481,26 +656,28 @@ void Initiator::on_rx(std::span<const uint8_t> f, uint64_t cycle) {
 
 void Initiator::on_segment_syn_sent(const Rx& s, uint64_t cycle) {
   const bool ack = (s.flags & kTcpAck) != 0;
-  if (ack && s.ack != snd_nxt_) {
-    if ((s.flags & kTcpRst) == 0) {  // RFC 793: <SEQ=SEG.ACK><CTL=RST>
-      ++out_.stats.bad_ack_in_syn_sent;
-      TxItem item;
-      item.frame = build(s.ack, 0, kTcpRst, next_ip_id(), {}, false);
-      txq_.push_back(std::move(item));
-    } else {
-      ++out_.stats.ignored;
-    }
-    return;
-  }
   if ((s.flags & kTcpRst) != 0) {
-    if (!ack) {
+    // Linux takes a RST in SYN_SENT only with an acceptable ACK; irdma takes any RST for the
+    // node (irdma_process_pkt -> irdma_handle_rst_pkt, no sequence check).
+    if (!irdma() && (!ack || s.ack != snd_nxt_)) {
       ++out_.stats.ignored;
       return;
     }
-    out_.rst_received = true;
-    out_.rst_cycle = cycle;
     out_.error = "connection refused: RST in SYN_SENT";
-    finish(State::kReset, cycle);
+    on_reset(cycle, State::kSynSent);
+    return;
+  }
+  if (ack && s.ack != snd_nxt_) {
+    if (irdma() && (s.flags & kTcpSyn) != 0) {
+      // irdma_check_syn: irdma_active_open_err(reset) -> RST, connect error
+      app(AppEvent::kRejected, kECONNRESET, own_pd(), cycle);
+      fail("SYN-ACK acknowledges " + std::to_string(s.ack) + ", not our SYN", true, cycle);
+      return;
+    }
+    ++out_.stats.bad_ack_in_syn_sent;  // RFC 793: <SEQ=SEG.ACK><CTL=RST>
+    TxItem item;
+    item.frame = build(s.ack, 0, kTcpRst, next_ip_id(), {}, false);
+    txq_.push_back(std::move(item));
     return;
   }
   if ((s.flags & kTcpSyn) == 0 || !ack) {
@@ -522,7 +699,7 @@ void Initiator::on_segment_syn_sent(const Rx& s, uint64_t cycle) {
   out_.state = State::kEstablished;
   queue_ack();
   using Fault = InitiatorConfig::Fault;
-  switch (cfg_.fault) {
+  switch (retried_ ? Fault::kNone : cfg_.fault) {
     case Fault::kRstAfterSynAck:
       send_rst();
       finish(State::kAborted, cycle);
@@ -541,9 +718,97 @@ void Initiator::on_segment_syn_sent(const Rx& s, uint64_t cycle) {
   }
 }
 
+// A RST was accepted. Before a reply, irdma and cxgb4 retry a rev-2 attempt with MPA v1;
+// otherwise the connection is over and the application learns it.
+void Initiator::on_reset(uint64_t cycle, State prev) {
+  out_.rst_received = true;
+  out_.rst_cycle = cycle;
+  const bool before_reply =
+      prev == State::kSynSent || (prev == State::kEstablished && !reply_done_);
+  if (before_reply && rev_ == 2 && !retried_) {
+    // irdma_handle_rst_pkt: SYN_SENT or MPAREQ_SENT with mpa_frame_rev 2 -> rev 1, another SYN.
+    // cxgb4 peer_abort: MPA_REQ_SENT with mpa_rev 2, not yet tried v1 -> c4iw_reconnect.
+    if (irdma() || (cxgb4() && prev == State::kEstablished)) {
+      retry_v1(cycle);
+      return;
+    }
+  }
+  if (prev == State::kSynSent) {
+    switch (cfg_.personality) {
+      case Personality::kSiw:  // the blocking connect() in siw_connect fails: no event
+        app(AppEvent::kConnectFailed, kECONNREFUSED, {}, cycle);
+        break;
+      case Personality::kIrdma:  // irdma_active_open_err(false) -> irdma_event_connect_error
+        app(AppEvent::kRejected, kECONNRESET, own_pd(), cycle);
+        break;
+      case Personality::kCxgb4:  // act_open_rpl CPL_ERR_CONN_RESET: no private data
+        app(AppEvent::kRejected, kECONNRESET, {}, cycle);
+        break;
+    }
+  } else if (before_reply) {
+    switch (cfg_.personality) {
+      case Personality::kSiw:  // TCP_CLOSE -> SIW_CM_WORK_PEER_CLOSE in AWAIT_MPAREP
+        app(AppEvent::kRejected, kECONNRESET, {}, cycle);
+        break;
+      case Personality::kIrdma:
+        app(AppEvent::kRejected, kECONNRESET, own_pd(), cycle);
+        break;
+      case Personality::kCxgb4:  // peer_abort after the v1 retry: connect_reply_upcall
+        app(AppEvent::kRejected, kECONNRESET, {}, cycle);
+        break;
+    }
+  }
+  if (out_.error.empty())
+    out_.error = std::string("connection reset by peer in ") + to_string(prev);
+  finish(State::kReset, cycle);
+}
+
+// A second TCP connection from the same 4-tuple with an MPA v1 request (no IRD/ORD word, no
+// fault): irdma continues its sequence numbers (irdma_send_syn at loc_seq_num), cxgb4 opens
+// a fresh connection (send_connect picks another ISN).
+void Initiator::retry_v1(uint64_t cycle) {
+  retried_ = true;
+  ++out_.attempts;
+  out_.retry_cycle = cycle;
+  uint32_t isn = snd_nxt_;
+  if (cxgb4()) isn = cfg_.retry_isn.value_or(((cfg_.isn + 0x4000'0000u) & ~7u) + 3u);
+  rev_ = 1;
+  enh_ = false;
+  req_ = build_request(1, false, false);
+  rtxq_.clear();
+  ooo_.clear();
+  rx_.clear();
+  cx_overflow_ = false;
+  rcv_nxt_ = 0;
+  snd_wnd_ = 0;
+  ws_ok_ = false;
+  fin_sent_ = false;
+  rto_deadline_ = reply_deadline_ = close_deadline_ = tw_deadline_ = kOff;
+  rto_cur_ = cfg_.rto_cycles;
+  backoff_ = 0;
+  req_out_ = false;
+  reply_done_ = false;
+  out_.peer_fin = false;
+  out_.reply_rev = out_.reply_flags = 0;
+  out_.reply_pd_length = 0;
+  out_.reply_ird_ord.reset();
+  out_.retry_syn_seq = isn;
+  snd_una_ = isn;
+  const Seg s{isn, 0, 0, kTcpSyn, next_ip_id()};
+  rtxq_.push_back(s);
+  snd_nxt_ = isn + 1;
+  out_.state = State::kSynSent;
+  queue_seg(s, false);
+}
+
 void Initiator::on_segment(const Rx& s, uint64_t cycle) {
   Stats& st = out_.stats;
   const State prev = out_.state;
+  if ((s.flags & kTcpRst) != 0 && irdma()) {  // no sequence check (irdma_process_pkt)
+    out_.error = std::string("connection reset by peer in ") + to_string(prev);
+    on_reset(cycle, prev);
+    return;
+  }
   const uint32_t seg_len = static_cast<uint32_t>(s.payload.size()) + ((s.flags & kTcpFin) ? 1 : 0) +
                            ((s.flags & kTcpSyn) ? 1 : 0);
   const uint32_t wnd = rcv_wnd();
@@ -566,10 +831,8 @@ void Initiator::on_segment(const Rx& s, uint64_t cycle) {
   }
   if ((s.flags & kTcpRst) != 0) {
     if (s.seq == rcv_nxt_) {
-      out_.rst_received = true;
-      out_.rst_cycle = cycle;
       out_.error = std::string("connection reset by peer in ") + to_string(prev);
-      finish(State::kReset, cycle);
+      on_reset(cycle, prev);
     } else {
       ++st.challenge_acks;
       queue_ack();
@@ -585,6 +848,10 @@ void Initiator::on_segment(const Rx& s, uint64_t cycle) {
     ++st.ignored;
     return;
   }
+  if (irdma() && awaiting_reply() && !s.payload.empty() && s.ack != snd_nxt_) {
+    ++st.irdma_bad_ack;  // irdma_check_seq: ack_seq must be loc_seq_num; dropped, no ACK
+    return;
+  }
   if (seq_gt(s.ack, snd_nxt_)) {
     ++st.ack_beyond_snd_nxt;
     queue_ack();
@@ -593,21 +860,63 @@ void Initiator::on_segment(const Rx& s, uint64_t cycle) {
   if (seq_gt(s.ack, snd_una_)) {
     snd_una_ = s.ack;
     std::erase_if(rtxq_, [this](const Seg& g) { return seq_le(g.end(), snd_una_); });
-    backoff_ = 0;
-    rto_cur_ = cfg_.rto_cycles;
-    rto_deadline_ = rtxq_.empty() ? kOff : cycle + rto_cur_;
+    // irdma's retransmission entry of the request keeps its schedule when the ACK comes
+    // (irdma_handle_ack_pkt only sets ack_rcvd); everything else restarts on progress.
+    if (!(irdma() && awaiting_reply())) {
+      backoff_ = 0;
+      rto_cur_ = cfg_.rto_cycles;
+      rto_deadline_ = rtxq_.empty() ? kOff : cycle + rto_cur_;
+    }
   }
   snd_wnd_ = static_cast<uint32_t>(s.window) << (ws_ok_ ? out_.peer_wscale.value_or(0) : 0);
   const bool our_fin_acked = fin_sent_ && seq_gt(snd_una_, fin_seq_);
 
+  if (irdma() && awaiting_reply() && (!s.payload.empty() || (s.flags & kTcpFin) != 0)) {
+    // irdma_handle_ack_pkt: the segment's data alone is the MPA reply (no reassembly); a FIN
+    // is handled after it (irdma_process_pkt).
+    const bool fin = (s.flags & kTcpFin) != 0;
+    if (!s.payload.empty()) {
+      rcv_nxt_ = s.seq + static_cast<uint32_t>(s.payload.size());
+      parse_irdma_segment(s.payload, cycle);
+      if (terminal() || !fin) return;
+    }
+    if (out_.state == State::kEstablished) {
+      // irdma_handle_fin_pkt in MPAREQ_SENT: ABORTED event, RST
+      rcv_nxt_ += 1;
+      out_.peer_fin = true;
+      peer_closed_before_reply(false, cycle);
+      return;
+    }
+    // MPAREJ_RCVD: irdma_handle_fin_pkt -> LAST_ACK, FIN
+    rcv_nxt_ += 1;
+    out_.peer_fin = true;
+    out_.reply_had_fin = true;
+    send_fin();
+    out_.state = State::kLastAck;
+    return;
+  }
+
   bool need_ack = false, fin_now = false;
   accept_data(s, need_ack, fin_now);
-  if (need_ack) queue_ack();
+  // irdma answers a FIN after a reject with its own FIN|ACK only (irdma_handle_fin_pkt)
+  if (need_ack && !(irdma() && prev == State::kReplyReceived && fin_now)) queue_ack();
 
-  if (out_.state == State::kEstablished && !reply_done_) {
-    try_parse_reply(cycle);
-    if (reply_done_ && fin_now) out_.reply_had_fin = true;
+  if (awaiting_reply()) {
+    if (siw() && fin_now) {
+      // Linux TCP runs tcp_fin (sk_state_change) before sk_data_ready: siw's PEER_CLOSE work
+      // comes first and the reply bytes of this segment are never read.
+      record_wire(rx_);
+      if (out_.rejected || out_.accepted) out_.reply_had_fin = true;
+      peer_closed_before_reply(!s.payload.empty(), cycle);
+      return;
+    }
+    parse_stream_reply(cycle);
+    if (reply_done_ && fin_now && (out_.rejected || out_.accepted)) out_.reply_had_fin = true;
     if (terminal()) return;
+    if (awaiting_reply() && fin_now) {
+      peer_closed_before_reply(false, cycle);
+      return;
+    }
   }
   if (out_.state != prev) return;  // the reply moved us on (close() handled a FIN too)
 
@@ -618,11 +927,12 @@ void Initiator::on_segment(const Rx& s, uint64_t cycle) {
     tw_deadline_ = cycle + cfg_.time_wait_cycles;
   };
   switch (prev) {
-    case State::kEstablished:
-      if (fin_now) {  // the peer closed without (a complete) MPA reply
-        out_.error = "peer closed the connection before a complete MPA reply";
-        reply_deadline_ = kOff;
-        close(cycle);
+    case State::kReplyReceived:
+      // irdma waits for the peer's FIN after a reject, then sends its own (MPAREJ_RCVD ->
+      // LAST_ACK); siw remembers it in out_.peer_fin for close()
+      if (irdma() && fin_now) {
+        send_fin();
+        out_.state = State::kLastAck;
       }
       break;
     case State::kFinWait1:
@@ -646,7 +956,7 @@ void Initiator::on_segment(const Rx& s, uint64_t cycle) {
       if (our_fin_acked) finish(State::kDone, cycle);
       break;
     default:
-      break;  // kReplyReceived: a FIN is remembered in out_.peer_fin for close()
+      break;
   }
 }
 
@@ -723,60 +1033,278 @@ void Initiator::accept_data(const Rx& s, bool& need_ack, bool& fin_now) {
 
 void Initiator::deliver(std::span<const uint8_t> data) {
   // Only the MPA reply matters; whatever follows it (FPDUs after an accept) is discarded.
-  if (reply_done_ || out_.state != State::kEstablished) return;
+  if (!awaiting_reply()) return;
+  // cxgb4 (process_mpa_reply): more than mpa_pkt holds fails the connection before the copy;
+  // rx_ keeps the bytes anyway, for the wire's view of the reply
+  if (cxgb4() && (cx_overflow_ || rx_.size() + data.size() > kCxgb4MpaBuf)) cx_overflow_ = true;
   rx_.insert(rx_.end(), data.begin(), data.end());
 }
 
-// siw_proc_mpareply order: Rev, key, then the R bit; PD_Length as siw_recv_mpa_rr/irdma.
-void Initiator::try_parse_reply(uint64_t cycle) {
-  if (rx_.size() < kMpaHeaderLen) return;
-  const std::span<const uint8_t> m(rx_);
+// The wire's view of a reply (Outcome::rejected, reject_pd, reply_*), whatever the
+// personality made of it.
+void Initiator::record_wire(std::span<const uint8_t> m) {
+  if (m.size() < kMpaHeaderLen) return;
   out_.reply_flags = m[16];
   out_.reply_rev = m[17];
   out_.reply_pd_length = get16(m, 18);
   const size_t pdl = out_.reply_pd_length;
-  if (out_.reply_rev > 2) {
-    return fail("MPA reply Rev " + std::to_string(out_.reply_rev) + " > 2", true, cycle);
+  if (m.size() < kMpaHeaderLen + pdl || out_.reply_rev > 2 || pdl > kMpaPdMax ||
+      !std::equal(kMpaKeyReply.begin(), kMpaKeyReply.end(), m.begin())) {
+    return;
   }
-  if (!std::equal(kMpaKeyReply.begin(), kMpaKeyReply.end(), m.begin())) {
-    return fail("MPA reply key is not \"MPA ID Rep Frame\"", true, cycle);
-  }
-  if (pdl > kMpaPdMax) {
-    return fail("MPA reply PD_Length " + std::to_string(pdl) + " > 512", true, cycle);
-  }
-  if (m.size() < kMpaHeaderLen + pdl) return;  // wait for the rest of the private data
   const bool enh = out_.reply_rev == 2 && (out_.reply_flags & kMpaFlagEnhanced) != 0;
-  if (enh && pdl < kMpaIrdOrdLen) {
-    return fail("enhanced MPA reply with PD_Length " + std::to_string(pdl) + " < 4", true, cycle);
-  }
-  if (enh) out_.reply_ird_ord = get32(m, kMpaHeaderLen);
-  if (cfg_.strict_ird_ord && out_.reply_rev == 2) {
-    if (pdl < kMpaIrdOrdLen) return fail("rev-2 MPA reply without IRD/ORD word", true, cycle);
-    const uint32_t w = get32(m, kMpaHeaderLen);
-    if ((w & 0x80000000u) == 0) return fail("reply IRD/ORD lacks the P2P bit", true, cycle);
-    if ((w & 0xC000u) == 0) return fail("reply IRD/ORD has no RTR bit", true, cycle);
-  }
-  reply_done_ = true;
-  reply_deadline_ = kOff;
-  out_.reply_cycle = cycle;
+  if (enh && pdl >= kMpaIrdOrdLen) out_.reply_ird_ord = get32(m, kMpaHeaderLen);
   if ((out_.reply_flags & kMpaFlagReject) != 0) {
     out_.rejected = true;
-    const size_t skip = kMpaHeaderLen + (enh ? kMpaIrdOrdLen : 0);
+    const size_t skip = kMpaHeaderLen + (enh ? std::min(kMpaIrdOrdLen, pdl) : 0);
     out_.reject_pd.assign(m.begin() + static_cast<std::ptrdiff_t>(skip),
                           m.begin() + static_cast<std::ptrdiff_t>(kMpaHeaderLen + pdl));
   } else {
     out_.accepted = true;
   }
-  after_reply(cycle);
 }
 
-void Initiator::after_reply(uint64_t cycle) {
+// siw and cxgb4 read the reply from the byte stream; the checks and their order are the
+// kernel's (siw_recv_mpa_rr + siw_proc_mpareply, process_mpa_reply).
+void Initiator::parse_stream_reply(uint64_t cycle) {
+  const std::span<const uint8_t> m(rx_);
+  if (cx_overflow_) {
+    record_wire(m);
+    return reply_refused("more than " + std::to_string(kCxgb4MpaBuf) + " reply bytes",
+                         AppEvent::kConnectError, kEINVAL, {}, true, cycle);
+  }
+  if (m.size() < kMpaHeaderLen) return;
+  out_.reply_flags = m[16];
+  out_.reply_rev = m[17];
+  out_.reply_pd_length = get16(m, 18);
+  const size_t pdl = out_.reply_pd_length;
+  const bool key_ok = std::equal(kMpaKeyReply.begin(), kMpaKeyReply.end(), m.begin());
+  const bool reject = (out_.reply_flags & kMpaFlagReject) != 0;
+  if (siw()) {
+    if (pdl > kSiwPdMax) {
+      // siw_recv_mpa_rr: -EPROTO on the header; siw_proc_mpareply still upcalls
+      // CONNECT_REPLY(-EINVAL) with private_data_len (u8)pd_len (- 4 when enhanced) and
+      // private_data = NULL (+ 4): iw_cm's kmemdup faults unless that length is 0.
+      size_t len = pdl & 0xFF;
+      if (enh_) len = (len - kMpaIrdOrdLen) & 0xFF;
+      out_.app_kernel_fault = len != 0;
+      record_wire(m);
+      return reply_refused("MPA reply PD_Length " + std::to_string(pdl) + " > 256 (siw)",
+                           AppEvent::kConnectError, kEINVAL, {}, true, cycle);
+    }
+    if (m.size() < kMpaHeaderLen + pdl) return;  // wait for the private data
+    const auto pd = m.subspan(kMpaHeaderLen, pdl);
+    record_wire(m);
+    if (out_.reply_rev > 2 || !key_ok) {
+      // siw_proc_mpareply -> out_err: CONNECT_REPLY(-EINVAL) with the private data read;
+      // the socket is released with nothing unread: FIN
+      return reply_refused(out_.reply_rev > 2 ? "MPA reply Rev > 2" : "MPA reply key",
+                           AppEvent::kConnectError, kEINVAL, siw_pd(pd, pdl), false, cycle);
+    }
+    if (reject) return reply_taken(AppEvent::kRejected, kECONNRESET, siw_pd(pd, pdl), cycle);
+    const bool enh_reply = out_.reply_rev == 2 && (out_.reply_flags & kMpaFlagEnhanced) != 0;
+    if (enh_ && !enh_reply) {  // "the responder MUST reply with MPA version 2 ..."
+      return reply_taken(AppEvent::kRejected, kECONNRESET, siw_pd(pd, pdl), cycle);
+    }
+    return reply_taken(AppEvent::kEstablished, 0, siw_pd(pd, pdl), cycle);
+  }
+  // cxgb4
+  std::string why;
+  if (out_.reply_rev > 2) {
+    why = "MPA reply Rev > 2";
+  } else if (!key_ok) {
+    why = "MPA reply key";
+  } else if (pdl > kCxgb4PdMax) {
+    why = "MPA reply PD_Length " + std::to_string(pdl) + " > 256 (cxgb4)";
+  } else if (m.size() > kMpaHeaderLen + pdl) {
+    why = "more reply bytes than PD_Length announces";
+  }
+  if (!why.empty()) {
+    record_wire(m);
+    return reply_refused(why, AppEvent::kConnectError, kEPROTO, {}, true, cycle);
+  }
+  if (m.size() < kMpaHeaderLen + pdl) return;
+  record_wire(m);
+  if (reject) return reply_taken(AppEvent::kRejected, kECONNREFUSED, cxgb4_pd(pdl), cycle);
+  return reply_taken(AppEvent::kEstablished, 0, cxgb4_pd(pdl), cycle);
+}
+
+// irdma_parse_mpa on one segment's data, in its order; then irdma_handle_rcv_mpa.
+void Initiator::parse_irdma_segment(std::span<const uint8_t> seg, uint64_t cycle) {
+  auto refuse = [&](std::string why) {
+    // irdma_active_open_err(reset): RST, ABORTED -> CONNECT_REPLY(-ECONNRESET) carrying
+    // pdata_buf, which still holds our own request's private data
+    record_wire(seg);
+    reply_refused(std::move(why), AppEvent::kRejected, kECONNRESET, own_pd(), true, cycle);
+  };
+  if (seg.size() < kMpaHeaderLen)
+    return refuse("MPA reply segment of " + std::to_string(seg.size()) + " bytes");
+  out_.reply_flags = seg[16];
+  out_.reply_rev = seg[17];
+  out_.reply_pd_length = get16(seg, 18);
+  const size_t pdl = out_.reply_pd_length;
+  if (pdl > kMpaPdMax) return refuse("MPA reply PD_Length " + std::to_string(pdl) + " > 512");
+  if ((out_.reply_rev != 1 && out_.reply_rev != 2) || out_.reply_rev > rev_) {
+    return refuse("MPA reply Rev " + std::to_string(out_.reply_rev));
+  }
+  if (!std::equal(kMpaKeyReply.begin(), kMpaKeyReply.end(), seg.begin())) {
+    return refuse("MPA reply key");
+  }
+  if (kMpaHeaderLen + pdl > seg.size()) {
+    return refuse("MPA reply not in one segment (" + std::to_string(seg.size()) + " of " +
+                  std::to_string(kMpaHeaderLen + pdl) + " bytes)");
+  }
+  if (seg.size() > kIrdmaMaxCmBuf) return refuse("MPA reply segment over 544 bytes");
+  // Bytes the driver reads beyond the segment are not on the wire.
+  auto at = [&](size_t i) { return i < seg.size() ? seg[i] : kAppPdJunk; };
+  size_t hdr = kMpaHeaderLen;
+  if (out_.reply_rev == 2) {
+    // irdma_negotiate_mpa_v2_ird_ord, for any rev-2 reply (the enhanced flag is not looked at)
+    hdr += kMpaIrdOrdLen;
+    const uint16_t ctrl_ird = static_cast<uint16_t>(at(20) << 8 | at(21));
+    const uint16_t ctrl_ord = static_cast<uint16_t>(at(22) << 8 | at(23));
+    const uint16_t ird = ctrl_ird & 0x3FFF, ord = ctrl_ord & 0x3FFF;
+    const uint16_t own_ird = static_cast<uint16_t>((cfg_.ird_ord >> 16) & 0x3FFF);
+    if ((ctrl_ird & 0x8000) == 0) return refuse("reply IRD/ORD lacks the P2P bit");
+    if (ird != 0x3FFF && ord != 0x3FFF) {
+      if (ird == 0 && (ctrl_ord & 0x4000) != 0) return refuse("reply IRD 0 with READ RTR");
+      if (own_ird < ord) return refuse("reply ORD " + std::to_string(ord) + " > our IRD");
+    }
+    if ((ctrl_ord & 0xC000) == 0) return refuse("reply IRD/ORD has no RTR bit");
+  }
+  record_wire(seg);
+  // memcpy(pdata_buf, buf + hdr, priv_data_len); the event has (u8)pdata.size bytes: for
+  // rev 2 that is the PD and 4 bytes past the end of the frame
+  std::vector<uint8_t> pd(pdl & 0xFF);
+  for (size_t i = 0; i < pd.size(); ++i) pd[i] = at(hdr + i);
+  queue_ack();  // irdma_send_ack
+  if ((out_.reply_flags & kMpaFlagReject) != 0) {
+    return reply_taken(AppEvent::kRejected, kECONNREFUSED, std::move(pd), cycle);
+  }
+  return reply_taken(AppEvent::kEstablished, 0, std::move(pd), cycle);
+}
+
+// The personality took a complete reply: the application's event, then the close.
+void Initiator::reply_taken(AppEvent e, int status, std::vector<uint8_t> pd, uint64_t cycle) {
+  reply_done_ = true;
+  reply_deadline_ = kOff;
+  out_.reply_cycle = cycle;
+  app(e, status, std::move(pd), cycle);
+  if (irdma()) {
+    // no timer is left: the entry of the request is freed (irdma_handle_rcv_mpa)
+    rtxq_.clear();
+    rto_deadline_ = kOff;
+  }
   out_.state = State::kReplyReceived;
+  if (cxgb4() && e == AppEvent::kRejected) {
+    // process_mpa_reply returns 2: c4iw_ep_disconnect(abrupt) -> the adapter sends RST
+    send_rst();
+    finish(State::kAborted, cycle);
+    return;
+  }
+  if (irdma()) {
+    // MPAREJ_RCVD: irdma sends nothing until the peer's FIN (irdma_handle_fin_pkt); a FIN in
+    // the reply's segment is handled by the caller
+    return;
+  }
   if (cfg_.close_delay_cycles == 0) {
     close(cycle);
   } else {
     close_deadline_ = cycle + cfg_.close_delay_cycles;
   }
+}
+
+void Initiator::reply_refused(std::string why, AppEvent e, int status, std::vector<uint8_t> pd,
+                              bool reset, uint64_t cycle) {
+  reply_done_ = true;
+  reply_deadline_ = kOff;
+  app(e, status, std::move(pd), cycle);
+  if (reset) {
+    fail(std::move(why), true, cycle);
+    return;
+  }
+  if (out_.error.empty()) out_.error = std::move(why);
+  fin_close();
+}
+
+// An orderly close from ESTABLISHED (the peer's FIN may have come already).
+void Initiator::fin_close() {
+  reply_done_ = true;
+  close_deadline_ = kOff;
+  reply_deadline_ = kOff;
+  send_fin();
+  out_.state = out_.peer_fin ? State::kLastAck : State::kFinWait1;
+}
+
+// The peer's FIN came before a complete reply the personality took.
+void Initiator::peer_closed_before_reply(bool unread, uint64_t cycle) {
+  const std::string why = "peer closed the connection before a complete MPA reply";
+  switch (cfg_.personality) {
+    case Personality::kSiw:
+      // SIW_CM_WORK_PEER_CLOSE in AWAIT_MPAREP: CONNECT_REPLY(-ECONNRESET), no private data
+      // (siw_connect zeroed pd_len); sock_release sends RST when data is left unread
+      app(AppEvent::kRejected, kECONNRESET, {}, cycle);
+      reply_done_ = true;
+      reply_deadline_ = kOff;
+      if (unread) {
+        if (out_.error.empty()) out_.error = why + " (reply bytes unread)";
+        send_rst();
+        finish(State::kAborted, cycle);
+        return;
+      }
+      if (out_.error.empty()) out_.error = why;
+      fin_close();
+      return;
+    case Personality::kIrdma:
+      app(AppEvent::kRejected, kECONNRESET, own_pd(), cycle);
+      reply_done_ = true;
+      fail(why, true, cycle);
+      return;
+    case Personality::kCxgb4:
+      // peer_close in MPA_REQ_SENT: connect_reply_upcall(-ECONNRESET), then a half close
+      app(AppEvent::kRejected, kECONNRESET, {}, cycle);
+      if (out_.error.empty()) out_.error = why;
+      fin_close();
+      return;
+  }
+}
+
+// irdma's pdata_buf before a reply is parsed: our own request's private data, (u8) long.
+std::vector<uint8_t> Initiator::own_pd() const {
+  const size_t n = cfg_.private_data.size() & 0xFF;
+  return {cfg_.private_data.begin(), cfg_.private_data.begin() + static_cast<std::ptrdiff_t>(n)};
+}
+
+// siw_cm_upcall: private_data_len = (u8)pd_len, 4 less (and the pointer 4 on) when our own
+// request was enhanced; the buffer holds the pd_len bytes received.
+std::vector<uint8_t> Initiator::siw_pd(std::span<const uint8_t> written, size_t pd_len) const {
+  if (pd_len == 0) return {};
+  size_t len = pd_len & 0xFF, off = 0;
+  if (enh_) {
+    len = (len - kMpaIrdOrdLen) & 0xFF;
+    off = kMpaIrdOrdLen;
+  }
+  std::vector<uint8_t> pd(len);
+  for (size_t i = 0; i < len; ++i) pd[i] = off + i < written.size() ? written[off + i] : kAppPdJunk;
+  return pd;
+}
+
+// connect_reply_upcall: ep->plen = (u8)plen; a rev-2 attempt hands out plen - 4 bytes from
+// mpa_pkt + 24, a rev-1 attempt plen bytes from mpa_pkt + 20. mpa_pkt held our own request's
+// private data at + 20 (c4iw_connect) before the reply overwrote its start.
+std::vector<uint8_t> Initiator::cxgb4_pd(size_t pd_len) const {
+  std::vector<uint8_t> buf(kCxgb4MpaBuf, 0);
+  const size_t own = std::min(cfg_.private_data.size() & 0xFF, kCxgb4MpaBuf - kMpaHeaderLen);
+  std::copy_n(cfg_.private_data.begin(), own, buf.begin() + kMpaHeaderLen);
+  std::copy_n(rx_.begin(), std::min(rx_.size(), buf.size()), buf.begin());
+  size_t len = pd_len & 0xFF, off = kMpaHeaderLen;
+  if (rev_ == 2) {
+    len = (len - kMpaIrdOrdLen) & 0xFF;
+    off += kMpaIrdOrdLen;
+  }
+  std::vector<uint8_t> pd(len);
+  for (size_t i = 0; i < len; ++i) pd[i] = off + i < buf.size() ? buf[off + i] : kAppPdJunk;
+  return pd;
 }
 
 void Initiator::close(uint64_t cycle) {

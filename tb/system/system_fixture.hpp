@@ -12,6 +12,8 @@
 //  - a hand-made frame builder for the peer side (inject_rx);
 //  - `Scenario`: peers plus a host program (poll events, reject with a per-peer plan, record
 //    everything the driver reports, terminal events via the observer);
+//  - the initiator's personalities (siw, irdma, cxgb4): what each one's application gets for
+//    a reject, restated from the kernel rules (app_for_reject), and whether it is intact;
 //  - end-of-test checks (table empty, no node held, no unexpected event) and the tshark
 //    dissection of the pcap;
 //  - the frame of a test (`CmTest`: platform, driver, listener, Scenario, pcap check), the
@@ -35,6 +37,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -103,6 +106,13 @@ inline std::string width_name(const ::testing::TestParamInfo<unsigned>& info) {
   return "w" + std::to_string(info.param);
 }
 
+// Tests that check what the initiator received run per data width and initiator personality.
+using WidthPersonality = std::tuple<unsigned, bouncer::peer::Personality>;
+inline std::string width_personality_name(const ::testing::TestParamInfo<WidthPersonality>& info) {
+  return "w" + std::to_string(std::get<0>(info.param)) + "_" +
+         bouncer::peer::to_string(std::get<1>(info.param));
+}
+
 inline std::string pcap_path(const std::string& name) {
   return ::testing::TempDir() + "bouncer_cm_" + name + ".pcap";
 }
@@ -138,9 +148,16 @@ constexpr uint32_t ird_ord_word(unsigned ird, unsigned ord) {
 }
 
 // A simulated initiator number i: its own MAC, 10.0.(1 + i/250).(2 + i%250), port 40000 + i.
+// With `kernel`, the rules of that initiator and what its kernel puts on the wire (SYN
+// options, request flags, IRD/ORD word for IRD 16 + i % 8, ORD 8 + i % 4); without, the
+// default personality (siw rules) with the generic request (CRC, P2P | READ RTR word).
 inline peer::InitiatorConfig peer_config(unsigned i, uint8_t rev, bool enhanced,
-                                         std::vector<uint8_t> pd, uint16_t port = kPort) {
+                                         std::vector<uint8_t> pd, uint16_t port = kPort,
+                                         std::optional<peer::Personality> kernel = std::nullopt) {
   peer::InitiatorConfig p;
+  if (kernel) {
+    p.set_kernel(*kernel, static_cast<uint16_t>(16 + i % 8), static_cast<uint16_t>(8 + i % 4));
+  }
   p.mac = {0x02, 0x00, 0x00, 0x01, static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)};
   p.peer_mac = kLocalMac;
   p.ip = 0x0A000000u | ((1 + i / 250) << 8) | (2 + i % 250);
@@ -151,7 +168,7 @@ inline peer::InitiatorConfig peer_config(unsigned i, uint8_t rev, bool enhanced,
   p.ip_id = static_cast<uint16_t>(0x2000 + 16 * i);
   p.mpa_rev = rev;
   p.enhanced = rev == 2 && enhanced;
-  p.ird_ord = ird_ord_word(16 + i % 8, 8 + i % 4);
+  if (!kernel) p.ird_ord = ird_ord_word(16 + i % 8, 8 + i % 4);
   p.private_data = std::move(pd);
   p.rto_cycles = 3 * kRto;  // slower than ours: the retransmissions seen are Bouncer's
   p.max_retransmits = 8;
@@ -572,6 +589,121 @@ inline std::vector<uint8_t> mpa_request_payload(uint8_t rev, bool enhanced, uint
   return m;
 }
 
+// ------------------------------------------------------------------ initiator personalities
+
+inline constexpr peer::Personality kPersonalities[] = {
+    peer::Personality::kSiw, peer::Personality::kIrdma, peer::Personality::kCxgb4};
+
+// What the application behind an initiator gets for Bouncer's reject of `pd`, from the
+// kernel rules (docs/interop.md, "What the initiator's application gets"), written out here
+// independently of sim/peer. `rev`/`enh`: the initiator's request (Bouncer's reply echoes
+// them); `fin_in_reject`: the FIN rode in the reject's segment; `reply_word`: the reply's
+// IRD/ORD word (enhanced); `own`: the initiator's request config.
+struct AppWant {
+  peer::AppEvent ev = peer::AppEvent::kNone;
+  int status = 0;
+  std::vector<uint8_t> pd;
+  bool kernel_fault = false;
+};
+inline AppWant app_for_reject(const peer::InitiatorConfig& own, std::span<const uint8_t> pd,
+                              bool fin_in_reject, uint32_t reply_word) {
+  using E = peer::AppEvent;
+  const bool rev2 = own.mpa_rev == 2;
+  const bool enh = rev2 && own.enhanced;
+  const size_t pd_length = pd.size() + (enh ? 4 : 0);
+  auto first = [](std::vector<uint8_t> v, size_t n) {
+    v.resize(std::min(n, v.size()));
+    return v;
+  };
+  const std::vector<uint8_t> ulp(pd.begin(), pd.end());
+  switch (own.personality) {
+    case peer::Personality::kSiw: {
+      // FIN with the reply: PEER_CLOSE before the read (no PD). siw_recv_mpa_rr: PD_Length
+      // <= 256, else CONNECT_REPLY(-EINVAL) with a NULL (+ 4) pointer. siw_cm_upcall:
+      // (u8)PD_Length, 4 less when the request was enhanced.
+      if (fin_in_reject) return {E::kRejected, -104, {}};
+      if (pd_length > 256) {
+        const size_t len = ((pd_length & 0xFF) - (enh ? 4 : 0)) & 0xFF;
+        return {E::kConnectError, -22, {}, len != 0};
+      }
+      if (pd_length == 0) return {E::kRejected, -104, {}};
+      const size_t len = ((pd_length & 0xFF) - (enh ? 4 : 0)) & 0xFF;
+      return {E::kRejected, -104, first(ulp, len)};
+    }
+    case peer::Personality::kIrdma: {
+      // irdma_parse_mpa: a rev-2 reply's bytes 20..23 are the IRD/ORD word (the first PD
+      // bytes when Bouncer sent none); it must pass irdma_negotiate_mpa_v2_ird_ord, else RST
+      // and our own PD with -ECONNRESET. Then (u8)PD_Length bytes from offset 24 (rev 2) or
+      // 20, the frame's bytes where there are any and junk past its end.
+      std::vector<uint8_t> frame(20, 0);
+      if (enh) {
+        for (int sh = 24; sh >= 0; sh -= 8) frame.push_back(static_cast<uint8_t>(reply_word >> sh));
+      }
+      frame.insert(frame.end(), pd.begin(), pd.end());
+      auto at = [&](size_t i) { return i < frame.size() ? frame[i] : peer::kAppPdJunk; };
+      if (rev2) {
+        const uint16_t ci = static_cast<uint16_t>(at(20) << 8 | at(21));
+        const uint16_t co = static_cast<uint16_t>(at(22) << 8 | at(23));
+        const uint16_t ird = ci & 0x3FFF, ord = co & 0x3FFF;
+        const uint16_t own_ird = static_cast<uint16_t>((own.ird_ord >> 16) & 0x3FFF);
+        bool ok = (ci & 0x8000) != 0 && (co & 0xC000) != 0;
+        if (ok && ird != 0x3FFF && ord != 0x3FFF) {
+          ok = !(ird == 0 && (co & 0x4000) != 0) && own_ird >= ord;
+        }
+        if (!ok)
+          return {E::kRejected, -104, first(own.private_data, own.private_data.size() & 0xFF)};
+      }
+      std::vector<uint8_t> seen(pd_length & 0xFF);
+      for (size_t i = 0; i < seen.size(); ++i) seen[i] = at((rev2 ? 24 : 20) + i);
+      return {E::kRejected, -111, seen};
+    }
+    case peer::Personality::kCxgb4: {
+      // process_mpa_reply: at most 20 + 256 bytes (one segment: -EINVAL), (u8)plen; a rev-2
+      // attempt hands out 4 bytes less from mpa_pkt + 24, where the word would be or not.
+      // mpa_pkt held our own request PD at + 20 (c4iw_connect) before the reply came.
+      if (pd_length > 256) return {E::kConnectError, -22, {}};
+      std::vector<uint8_t> buf(276, 0);
+      const size_t own_len = std::min<size_t>(own.private_data.size() & 0xFF, 256);
+      std::copy_n(own.private_data.begin(), own_len, buf.begin() + 20);
+      size_t o = 20;
+      if (enh) {
+        for (int sh = 24; sh >= 0; sh -= 8) buf[o++] = static_cast<uint8_t>(reply_word >> sh);
+      }
+      std::copy(pd.begin(), pd.end(), buf.begin() + static_cast<std::ptrdiff_t>(o));
+      const size_t len = ((pd_length & 0xFF) - (rev2 ? 4 : 0)) & 0xFF;
+      const size_t from = rev2 ? 24 : 20;
+      std::vector<uint8_t> seen(len);
+      for (size_t i = 0; i < len; ++i) {
+        seen[i] = from + i < buf.size() ? buf[from + i] : peer::kAppPdJunk;
+      }
+      return {E::kRejected, -111, seen};
+    }
+  }
+  return {};
+}
+
+// The application got the reject and every byte the host posted, in order (irdma's 4 bytes
+// read past the frame may follow: that kernel defect cannot be avoided by the responder).
+inline bool delivered_intact(const AppWant& w, std::span<const uint8_t> pd) {
+  return w.ev == peer::AppEvent::kRejected && !w.kernel_fault && w.pd.size() >= pd.size() &&
+         std::equal(pd.begin(), pd.end(), w.pd.begin());
+}
+
+// The initiator answers a reject with ACK, RST instead of closing: cxgb4 always
+// (process_mpa_reply -> c4iw_ep_disconnect abrupt), siw when the FIN rode in the reject
+// segment (the reply is left unread when the socket is released).
+inline bool peer_resets_after_reject(peer::Personality p, R::FinPolicy policy) {
+  return p == peer::Personality::kCxgb4 ||
+         (p == peer::Personality::kSiw && policy == R::FinPolicy::IRDMA);
+}
+
+// The terminal event of a host-rejected connection: RESET when the initiator resets it,
+// CLOSED otherwise (and with ABORT, whose RST ends the node first).
+inline R::AeqEvent expected_terminal(peer::Personality p, R::FinPolicy policy) {
+  if (policy == R::FinPolicy::ABORT) return R::AeqEvent::CLOSED;
+  return peer_resets_after_reject(p, policy) ? R::AeqEvent::RESET : R::AeqEvent::CLOSED;
+}
+
 // ------------------------------------------------------------------ registers
 
 inline uint32_t reg(bouncer::hal::Device& hal, uint32_t off) { return hal.read32(off); }
@@ -596,6 +728,9 @@ struct Conn {
   std::vector<std::byte> reject_pd;
   RejectOptions opts;
   bool hold = false;  // the test rejects it itself (Scenario does not)
+  // The initiator's application is known not to get this reject intact (a personality's
+  // limit): asserted instead of the delivery.
+  bool expect_lost = false;
   // what the driver reported
   std::vector<bouncer::ConnectRequest> requests;
   uint64_t event_cycle = 0;   // cycle at which poll_event returned the request
@@ -632,7 +767,9 @@ class Scenario {
     c.cfg = cfg;
     c.reject_pd = std::move(pd);
     c.opts = opts;
-    c.opts.unsafe_wire_pd = c.reject_pd.size() + 4 > R::kWirePdSafeMax;
+    // the driver refuses a reject whose PD_Length on the wire would exceed 255 unless told
+    const bool enh = cfg.mpa_rev == 2 && cfg.enhanced;
+    c.opts.unsafe_wire_pd = c.reject_pd.size() + (enh ? 4 : 0) > R::kWirePdSafeMax;
     c.peer = plat_.add_peer(cfg, start);
     by_tuple_[{cfg.ip, cfg.port}] = conns.size();
     conns.push_back(std::move(c));
@@ -820,6 +957,29 @@ class Scenario {
     } else {
       EXPECT_FALSE(o.reply_ird_ord.has_value()) << who;
     }
+    expect_app_got_planned(c);
+  }
+
+  // What c's application got (rdma_cm event, status, PD) is what its personality makes of
+  // the reject; and it is the reject intact unless the test expects the loss.
+  void expect_app_got_planned(const Conn& c) {
+    const auto& o = plat_.peer(c.peer).outcome();
+    const std::string who = ip_str(c.cfg.ip) + ":" + std::to_string(c.cfg.port) + " (" +
+                            peer::to_string(c.cfg.personality) + ")";
+    const auto pd = to_u8(c.reject_pd);
+    const AppWant w = app_for_reject(c.cfg, pd, o.reply_had_fin, o.reply_ird_ord.value_or(0));
+    EXPECT_EQ(o.app_event, w.ev) << who << ": " << peer::to_string(o.app_event);
+    EXPECT_EQ(o.app_status, w.status) << who;
+    EXPECT_EQ(o.app_pd, w.pd) << who << ": " << hex(o.app_pd) << " vs " << hex(w.pd);
+    EXPECT_EQ(o.app_kernel_fault, w.kernel_fault) << who;
+    if (c.expect_lost) {
+      EXPECT_FALSE(delivered_intact(w, pd)) << who << ": expected to lose this reject";
+    } else {
+      EXPECT_TRUE(delivered_intact(w, pd))
+          << who << " would not deliver this reject intact: " << peer::to_string(w.ev) << " "
+          << w.status << ", " << w.pd.size() << " of " << pd.size() << " bytes"
+          << (w.kernel_fault ? ", kernel fault" : "");
+    }
   }
 
   // The same checks as expect_request_matches + expect_rejected_as_planned, as one line of
@@ -838,6 +998,14 @@ class Scenario {
     }
     if (!o.rejected) r += " not-rejected";
     if (o.reject_pd != to_u8(c.reject_pd)) r += " wrong-reject-pd";
+    const AppWant w =
+        app_for_reject(c.cfg, to_u8(c.reject_pd), o.reply_had_fin, o.reply_ird_ord.value_or(0));
+    if (o.app_event != w.ev || o.app_status != w.status || o.app_pd != w.pd) {
+      r += std::string(" app-differs(") + peer::to_string(o.app_event) + ")";
+    }
+    if (delivered_intact(w, to_u8(c.reject_pd)) == c.expect_lost) {
+      r += c.expect_lost ? " app-not-lost" : " app-not-intact";
+    }
     if (enh) {
       const uint32_t want =
           c.opts.ird_ord ? *c.opts.ird_ord : golden::default_reply_ird_ord(c.cfg.ird_ord);

@@ -7,8 +7,10 @@
 // its own process (gtest_discover_tests PRE_TEST); the data width is the parameter.
 //
 // This file: the full exchange per FIN policy, peer RSTs, no listener, malformed requests,
-// segmented requests and the latency table. Loss: test_system_cm_loss.cpp; duplicate and
-// out-of-window segments: test_system_cm_oow.cpp; scale and auto-reject:
+// the MPA v1 retry after a RST, segmented requests and the latency table. The tests that
+// check what the initiator received run against each initiator personality (siw, irdma,
+// cxgb4: sim/peer/README.md) and assert what its application gets. Loss: test_system_cm_loss.cpp;
+// duplicate and out-of-window segments: test_system_cm_oow.cpp; scale and auto-reject:
 // test_system_cm_scale.cpp. Shared helpers: system_fixture.hpp.
 #include <gtest/gtest.h>
 
@@ -25,6 +27,12 @@ using golden::TcpCtrlKind;
 
 class SystemCm : public ::testing::TestWithParam<unsigned> {};
 
+class SystemCmPeer : public ::testing::TestWithParam<WidthPersonality> {
+ protected:
+  unsigned width() const { return std::get<0>(GetParam()); }
+  peer::Personality pers() const { return std::get<1>(GetParam()); }
+};
+
 // ------------------------------------------------------------------ the full exchange
 
 // Checks the whole transcript of one host-rejected connection against the golden frames:
@@ -34,10 +42,14 @@ class SystemCm : public ::testing::TestWithParam<unsigned> {};
 //   IRDMA:    FIN in the reject segment, then an ACK of the peer's FIN;
 //   ABORT:    RST|ACK right behind the reject; later only RSTs (to the peer's segments for
 //             the freed node).
+// An initiator that answers the reject with ACK, RST (cxgb4; siw when the FIN rode in the
+// reject segment) gets at most our FIN (SIW_SAFE) and no ACK of a FIN of its own.
 void check_exchange(const sim::Platform& plat, const Conn& c, R::FinPolicy policy) {
+  const peer::Personality pers = c.cfg.personality;
+  const bool peer_resets = peer_resets_after_reject(pers, policy);
   const auto t = transcript(plat, c.cfg.ip, c.cfg.port);
   SCOPED_TRACE("connection " + ip_str(c.cfg.ip) + ":" + std::to_string(c.cfg.port) + " policy " +
-               R::name(policy) + "\n" + dump(t));
+               R::name(policy) + " initiator " + peer::to_string(pers) + "\n" + dump(t));
   Expect ex;
   ex.peer = c.cfg;
   ex.req_len = request_len(c.cfg);
@@ -98,6 +110,7 @@ void check_exchange(const sim::Platform& plat, const Conn& c, R::FinPolicy polic
     const uint32_t ack_now = rcv + (peer_fin_seen ? 1 : 0);
     switch (policy) {
       case R::FinPolicy::SIW_SAFE:
+        EXPECT_TRUE(!peer_resets || s.has(kFin)) << "only our FIN before the peer's RST";
         if (s.has(kFin)) {
           ++fins;
           EXPECT_EQ(fins, 1u) << "a second FIN without loss";
@@ -141,32 +154,44 @@ void check_exchange(const sim::Platform& plat, const Conn& c, R::FinPolicy polic
   const auto& o = plat.peer(c.peer).outcome();
   switch (policy) {
     case R::FinPolicy::SIW_SAFE:
-      EXPECT_EQ(fins, 1u);
-      // the peer's FIN is acknowledged (by an ACK, or by our FIN if it came first)
-      EXPECT_EQ(tx_only(t).back()->seg.ack, rcv + 1);
-      EXPECT_EQ(o.state, peer::State::kDone) << o.error;
+      if (peer_resets) {
+        EXPECT_LE(fins, 1u);
+        EXPECT_EQ(o.state, peer::State::kAborted) << o.error;
+      } else {
+        EXPECT_EQ(fins, 1u);
+        // the peer's FIN is acknowledged (by an ACK, or by our FIN if it came first)
+        EXPECT_EQ(tx_only(t).back()->seg.ack, rcv + 1);
+        EXPECT_EQ(o.state, peer::State::kDone) << o.error;
+      }
       EXPECT_FALSE(o.reply_had_fin);
       break;
     case R::FinPolicy::IRDMA:
-      EXPECT_EQ(acks, 1u);
-      EXPECT_EQ(o.state, peer::State::kDone) << o.error;
+      EXPECT_EQ(acks, peer_resets ? 0u : 1u);
+      EXPECT_EQ(o.state, peer_resets ? peer::State::kAborted : peer::State::kDone) << o.error;
       EXPECT_TRUE(o.reply_had_fin);
       break;
     case R::FinPolicy::ABORT:
       EXPECT_GE(rsts, 1u) << "no RST behind the reject";
-      EXPECT_EQ(o.state, peer::State::kReset) << o.error;
+      // cxgb4 resets on the reject itself, before our RST arrives
+      EXPECT_EQ(o.state,
+                pers == peer::Personality::kCxgb4 ? peer::State::kAborted : peer::State::kReset)
+          << o.error;
       break;
     default:
       break;
   }
-  EXPECT_TRUE(o.peer_fin || policy == R::FinPolicy::ABORT);
+  EXPECT_TRUE(o.peer_fin || policy == R::FinPolicy::ABORT ||
+              (peer_resets && policy == R::FinPolicy::SIW_SAFE));
   EXPECT_EQ(o.retransmits, 0u);
-  // the driver consumed exactly one terminal event: CLOSED (ABORT: CLOSED reason 1)
-  EXPECT_EQ(c.terminals, std::vector<R::AeqEvent>{R::AeqEvent::CLOSED});
+  // the driver consumed exactly one terminal event: CLOSED (ABORT: CLOSED reason 1), RESET
+  // when the initiator reset the connection
+  EXPECT_EQ(c.terminals, std::vector<R::AeqEvent>{expected_terminal(pers, policy)});
 }
 
-// Three connections, one per FIN policy (one of them through the listener's default).
-void full_exchange(unsigned width, uint8_t rev) {
+// Three connections, one per FIN policy (one of them through the listener's default), with
+// initiators of personality `pers`. siw loses the PD of the IRDMA policy's reject + FIN (the
+// FIN is processed first): asserted as the expected loss.
+void full_exchange(unsigned width, peer::Personality pers, uint8_t rev) {
   // rev 1: listener SIW_SAFE, peer 0 DEFAULT; rev 2: listener IRDMA, peer 1 DEFAULT
   const R::FinPolicy lst = rev == 1 ? R::FinPolicy::SIW_SAFE : R::FinPolicy::IRDMA;
   CmTest ct{.cfg = platform_config(width), .listen = listen_options(lst)};
@@ -176,15 +201,18 @@ void full_exchange(unsigned width, uint8_t rev) {
     const size_t rej_pd[3] = {12, rev == 1 ? 0u : 33u, 200};
     const uint64_t t0 = hal.now_cycles() + 100;
     for (unsigned i = 0; i < 3; ++i) {
-      auto pc =
-          peer_config(i, rev, true, text_pd("request from peer " + std::to_string(i), req_pd[i]));
+      auto pc = peer_config(
+          i, rev, true, text_pd("request from peer " + std::to_string(i), req_pd[i]), kPort, pers);
       RejectOptions o;
       o.fin_policy = pol[i] == lst ? R::FinPolicy::DEFAULT : pol[i];
       if (rev == 2 && i == 1) o.ird_ord = ird_ord_word(4, 2);
       // an 802.1Q-tagged initiator: every frame of ours carries its tag back
       if (i == 1) pc.vlan_tci = static_cast<uint16_t>((5u << 13) | (100u + rev));
       o.wr_id = 0x100 + i;
-      sc.add(pc, t0 + 3000 * i, to_bytes(text_pd("no, peer " + std::to_string(i), rej_pd[i])), o);
+      const size_t k = sc.add(pc, t0 + 3000 * i,
+                              to_bytes(text_pd("no, peer " + std::to_string(i), rej_pd[i])), o);
+      sc.conns[k].expect_lost =
+          pers == peer::Personality::kSiw && pol[i] == R::FinPolicy::IRDMA && rej_pd[i] > 0;
     }
     ASSERT_TRUE(sc.settle(3'000'000)) << sc.status();
     for (unsigned i = 0; i < 3; ++i) {
@@ -199,9 +227,15 @@ void full_exchange(unsigned width, uint8_t rev) {
     EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), 3u);
     EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_AUTO), 0u);
     EXPECT_EQ(reg(hal, R::reg::STAT_RTX), 0u);
-    EXPECT_EQ(reg(hal, R::reg::STAT_FIN_TX), 2u);  // SIW_SAFE alone, IRDMA in the reject
+    // SIW_SAFE alone (unless cxgb4's RST came first), IRDMA in the reject
+    if (pers == peer::Personality::kCxgb4) {
+      EXPECT_GE(reg(hal, R::reg::STAT_FIN_TX), 1u);
+      EXPECT_LE(reg(hal, R::reg::STAT_FIN_TX), 2u);
+    } else {
+      EXPECT_EQ(reg(hal, R::reg::STAT_FIN_TX), 2u);
+    }
     EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 6u);  // 3 requests + 3 terminal
-    EXPECT_EQ(reg(hal, R::reg::STAT_CLOSED), 3u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_CLOSED), 3u);  // nodes freed, whichever way
     EXPECT_EQ(reg(hal, R::reg::STAT_RX_BAD), 0u);
     EXPECT_EQ(reg(hal, R::reg::STAT_RX_OVERFLOW), 0u);
     std::printf("[ stats    ] %s\n", stats_line(dev).c_str());
@@ -209,8 +243,8 @@ void full_exchange(unsigned width, uint8_t rev) {
   });
 }
 
-TEST_P(SystemCm, FullExchangeRev1) { full_exchange(GetParam(), 1); }
-TEST_P(SystemCm, FullExchangeRev2) { full_exchange(GetParam(), 2); }
+TEST_P(SystemCmPeer, FullExchangeRev1) { full_exchange(width(), pers(), 1); }
+TEST_P(SystemCmPeer, FullExchangeRev2) { full_exchange(width(), pers(), 2); }
 
 // ------------------------------------------------------------------ peer RST in each state
 
@@ -322,39 +356,65 @@ TEST_P(SystemCm, PeerRstAfterReject) {
 // ------------------------------------------------------------------ no listener
 
 // A SYN to a port nobody listens on (and one to a destroyed listener's port): RST|ACK with
-// <SEQ=0><ACK=SEG.SEQ+1>, STAT_SYN_NO_LISTENER; the peer ends reset.
-TEST_P(SystemCm, NoListenerRst) {
-  CmTest ct{.cfg = platform_config(GetParam())};
+// <SEQ=0><ACK=SEG.SEQ+1>, STAT_SYN_NO_LISTENER; the peer ends reset. irdma retries each
+// rev-2 attempt once with MPA v1 (irdma_handle_rst_pkt: another SYN at the next sequence
+// number, answered the same way). The application: siw's rdma_connect() fails with
+// ECONNREFUSED; irdma and cxgb4 report REJECTED -104 (irdma with its own request's PD).
+TEST_P(SystemCmPeer, NoListenerRst) {
+  CmTest ct{.cfg = platform_config(width())};
+  const bool retry = pers() == peer::Personality::kIrdma;
   ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device&, Cm& cm, Scenario& sc) {
     auto gone = cm.listen(kLocalIp, kPort2, listen_options());
     ASSERT_TRUE(gone.ok());
     ASSERT_TRUE(cm.destroy_listener(*gone).ok());
-    auto p0 = peer_config(0, 2, true, text_pd("anyone?", 7), 7777);
-    auto p1 = peer_config(1, 1, false, text_pd("anyone?", 7), kPort2);
+    auto p0 = peer_config(0, 2, true, text_pd("anyone?", 7), 7777, pers());
+    auto p1 = peer_config(1, 2, true, text_pd("anyone?", 7), kPort2, pers());
     sc.add(p0, hal.now_cycles() + 100);
     sc.add(p1, hal.now_cycles() + 3000);
     ASSERT_TRUE(sc.settle(1'000'000)) << sc.status();
     for (const auto* p : {&p0, &p1}) {
       const auto t = transcript(plat, p->ip, p->port);
       SCOPED_TRACE(dump(t));
-      ASSERT_EQ(t.size(), 2u);
-      EXPECT_TRUE(t[0].to_bouncer && t[0].seg.flags == kSyn);
-      ASSERT_FALSE(t[1].to_bouncer);
-      // RFC 793: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>; the frame goes back to the
-      // sender's MAC from the MAC it addressed; no listener: TTL 64, the SYN's TOS
-      Expect ex;
-      ex.peer = *p;
-      ex.ttl = 64;
-      ex.tos = 0;
-      ex.peer_ws = false;  // no SYN-ACK agreed on window scaling: TCP_WND as is
-      EXPECT_EQ(t[1].bytes, ex.ctrl(TcpCtrlKind::kRstAck, 0, p->isn + 1, 0)) << "RST vs golden";
+      ASSERT_EQ(t.size(), retry ? 4u : 2u);
+      for (size_t k = 0; k < t.size(); k += 2) {
+        // the retry's SYN carries the sequence number after the first SYN's
+        const uint32_t seq = p->isn + static_cast<uint32_t>(k / 2);
+        EXPECT_TRUE(t[k].to_bouncer && t[k].seg.flags == kSyn && t[k].seg.seq == seq);
+        ASSERT_FALSE(t[k + 1].to_bouncer);
+        // RFC 793: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>; the frame goes back to the
+        // sender's MAC from the MAC it addressed; no listener: TTL 64, the SYN's TOS
+        Expect ex;
+        ex.peer = *p;
+        ex.ttl = 64;
+        ex.tos = 0;
+        ex.peer_ws = false;  // no SYN-ACK agreed on window scaling: TCP_WND as is
+        EXPECT_EQ(t[k + 1].bytes, ex.ctrl(TcpCtrlKind::kRstAck, 0, seq + 1, 0)) << "RST vs golden";
+      }
     }
     for (const auto& c : sc.conns) {
-      EXPECT_EQ(plat.peer(c.peer).outcome().state, peer::State::kReset);
+      const auto& o = plat.peer(c.peer).outcome();
+      EXPECT_EQ(o.state, peer::State::kReset);
       EXPECT_TRUE(c.requests.empty());
+      EXPECT_EQ(o.attempts, retry ? 2u : 1u);
+      switch (pers()) {
+        case peer::Personality::kSiw:
+          EXPECT_EQ(o.app_event, peer::AppEvent::kConnectFailed);
+          EXPECT_EQ(o.app_status, peer::kECONNREFUSED);
+          break;
+        case peer::Personality::kIrdma:
+          EXPECT_EQ(o.app_event, peer::AppEvent::kRejected);
+          EXPECT_EQ(o.app_status, peer::kECONNRESET);
+          EXPECT_EQ(o.app_pd, text_pd("anyone?", 7));
+          break;
+        case peer::Personality::kCxgb4:
+          EXPECT_EQ(o.app_event, peer::AppEvent::kRejected);
+          EXPECT_EQ(o.app_status, peer::kECONNRESET);
+          EXPECT_TRUE(o.app_pd.empty());
+          break;
+      }
     }
-    EXPECT_EQ(reg(hal, R::reg::STAT_SYN_NO_LISTENER), 2u);
-    EXPECT_EQ(reg(hal, R::reg::STAT_RST_TX), 2u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_SYN_NO_LISTENER), retry ? 4u : 2u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_RST_TX), retry ? 4u : 2u);
     EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 0u);
     sc.expect_clean_end();
   });
@@ -409,6 +469,78 @@ TEST_P(SystemCm, MalformedMpaRequests) {
   });
 }
 
+// ------------------------------------------------------------------ MPA v1 retry
+
+// Bouncer resets a request it cannot parse (bad key: MPA_ERROR, RST) while the initiator
+// waits for the reply. irdma (irdma_handle_rst_pkt) and cxgb4 (peer_abort -> c4iw_reconnect)
+// tell the application nothing and connect again from the same address and port with an
+// MPA v1 request: the host sees a rev-1 CONNECT_REQUEST and rejects it, and the application
+// gets that reject. siw reports the RST as REJECTED -104 without PD.
+TEST_P(SystemCmPeer, MpaV1RetryAfterRst) {
+  CmTest ct{.cfg = platform_config(width())};
+  const bool retry = pers() != peer::Personality::kSiw;
+  ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device&, Cm&, Scenario& sc) {
+    auto pc = peer_config(0, 2, true, text_pd("retry me", 8), kPort, pers());
+    pc.fault = peer::InitiatorConfig::Fault::kBadKey;  // the first attempt only
+    const auto rej = text_pd("v1 says no", 10);
+    sc.add(pc, hal.now_cycles() + 100, to_bytes(rej));
+    ASSERT_TRUE(sc.settle(3'000'000)) << sc.status();
+    const Conn& c = sc.conns[0];
+    const auto t = transcript(plat, pc.ip, pc.port);
+    SCOPED_TRACE(dump(t));
+    const auto& o = plat.peer(c.peer).outcome();
+    ASSERT_EQ(c.mpa_errors.size(), 1u);
+    EXPECT_EQ(c.mpa_errors[0].reason, R::MpaError::BAD_KEY);
+    std::vector<uint32_t> syns;
+    for (const auto& w : t) {
+      if (w.to_bouncer && w.seg.flags == kSyn) syns.push_back(w.seg.seq);
+    }
+    if (!retry) {
+      EXPECT_EQ(syns, std::vector<uint32_t>{pc.isn});
+      EXPECT_TRUE(c.requests.empty());
+      EXPECT_EQ(o.state, peer::State::kReset);
+      EXPECT_EQ(o.app_event, peer::AppEvent::kRejected);
+      EXPECT_EQ(o.app_status, peer::kECONNRESET);
+      EXPECT_TRUE(o.app_pd.empty());
+      EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), 0u);
+      sc.expect_clean_end();
+      return;
+    }
+    // the retry: same tuple, irdma continues after the first request (20 + 4 + 8 bytes),
+    // cxgb4 starts over with another ISN
+    const uint32_t first_req = 20 + 4 + 8;
+    const uint32_t retry_isn = pers() == peer::Personality::kIrdma
+                                   ? pc.isn + 1 + first_req
+                                   : ((pc.isn + 0x4000'0000u) & ~7u) + 3u;
+    EXPECT_EQ(syns, (std::vector<uint32_t>{pc.isn, retry_isn}));
+    EXPECT_EQ(o.attempts, 2u);
+    EXPECT_EQ(o.retry_syn_seq, retry_isn);
+    ASSERT_EQ(c.requests.size(), 1u) << "the host sees the v1 attempt";
+    const auto& r = c.requests[0];
+    EXPECT_EQ(r.tuple, (bouncer::Tuple{kLocalIp, kPort, pc.ip, pc.port}));
+    EXPECT_EQ(r.rev, 1);
+    EXPECT_EQ(r.flags, 0x40);  // CRC, no enhanced flag, no IRD/ORD word
+    EXPECT_FALSE(r.ird_ord.has_value());
+    EXPECT_EQ(to_u8(r.private_data), pc.private_data);
+    ASSERT_TRUE(c.completion.has_value());
+    EXPECT_TRUE(c.completion->ok());
+    EXPECT_TRUE(o.rejected);
+    EXPECT_EQ(o.reply_rev, 1);
+    EXPECT_EQ(o.reject_pd, rej);
+    EXPECT_EQ(o.request_rev, 1);
+    EXPECT_EQ(o.app_event, peer::AppEvent::kRejected);
+    EXPECT_EQ(o.app_status, peer::kECONNREFUSED);
+    EXPECT_EQ(o.app_pd, rej) << "a rev-1 reject reaches irdma and cxgb4 exactly";
+    EXPECT_EQ(c.terminals,
+              std::vector<R::AeqEvent>{expected_terminal(pers(), R::FinPolicy::SIW_SAFE)});
+    EXPECT_EQ(reg(hal, R::reg::STAT_MPA_ERR), 1u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), 1u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), 1u);
+    sc.expect_clean_end();
+    ct.wants[{pc.ip, pc.port}] = {rej, false};
+  });
+}
+
 // ------------------------------------------------------------------ MPA timeout
 
 // kNoRequest: the handshake completes and no request follows. MPA_TIMEOUT after the
@@ -454,11 +586,12 @@ TEST_P(SystemCm, MpaTimeoutWithoutRequest) {
 // ------------------------------------------------------------------ segmented requests
 
 // The request over 2..4 TCP segments (PD up to 508 + the IRD/ORD word = PD_Length 512): one
-// ConnectRequest with the whole PD; every partial segment is ACKed.
-TEST_P(SystemCm, SegmentedRequest) {
+// ConnectRequest with the whole PD; every partial segment is ACKed. The listener's IRDMA
+// policy puts the FIN in the reject segment: siw loses the PD (asserted), cxgb4 resets.
+TEST_P(SystemCmPeer, SegmentedRequest) {
   // Wireshark's heuristic decodes a reply only when it parsed the request of the
   // conversation, which it does not reassemble across segments: PD checked where dissected.
-  CmTest ct{.cfg = platform_config(GetParam()),
+  CmTest ct{.cfg = platform_config(width()),
             .listen = listen_options(R::FinPolicy::IRDMA),
             .every = false};
   ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device&, Cm&, Scenario& sc) {
@@ -473,14 +606,16 @@ TEST_P(SystemCm, SegmentedRequest) {
                             {2, 1, 0},   {3, 2, 300}, {7, 2, 508}};
     unsigned i = 0;
     for (const auto& s : shapes) {
-      auto pc = peer_config(i, s.rev, true, text_pd("segmented #" + std::to_string(i), s.pd));
+      auto pc = peer_config(i, s.rev, true, text_pd("segmented #" + std::to_string(i), s.pd), kPort,
+                            pers());
       pc.request_segments = s.segs;
       if (i == 5) pc.isn = 0xFFFF'FF80u;
       if (i == 6) {
         pc.mss = 80;
         pc.request_segments = 1;
       }
-      sc.add(pc, hal.now_cycles() + 100 + 2500 * i, to_bytes(text_pd("no", 2)));
+      const size_t k = sc.add(pc, hal.now_cycles() + 100 + 2500 * i, to_bytes(text_pd("no", 2)));
+      sc.conns[k].expect_lost = pers() == peer::Personality::kSiw;
       ++i;
     }
     ASSERT_TRUE(sc.settle(3'000'000)) << sc.status();
@@ -504,7 +639,8 @@ TEST_P(SystemCm, SegmentedRequest) {
         if (!w.to_bouncer && w.seg.bare(kAck)) acks.push_back(w.seg.ack);
       }
       EXPECT_EQ(acks, data_ends);
-      EXPECT_EQ(c.terminals, std::vector<R::AeqEvent>{R::AeqEvent::CLOSED});
+      EXPECT_EQ(c.terminals,
+                std::vector<R::AeqEvent>{expected_terminal(pers(), R::FinPolicy::IRDMA)});
     }
     EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), sc.conns.size());
     EXPECT_EQ(reg(hal, R::reg::STAT_MPA_ERR), 0u);
@@ -517,8 +653,8 @@ TEST_P(SystemCm, SegmentedRequest) {
 
 // A wildcard listener (0.0.0.0:port, AUTO_REJECT ALL) and an exact one (10.0.0.1:port, host):
 // the exact listener wins for its address, the wildcard takes every other local address.
-TEST_P(SystemCm, ExactListenerWinsOverWildcard) {
-  CmTest ct{.cfg = platform_config(GetParam()), .listen = std::nullopt};
+TEST_P(SystemCmPeer, ExactListenerWinsOverWildcard) {
+  CmTest ct{.cfg = platform_config(width()), .listen = std::nullopt};
   ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device&, Cm& cm, Scenario& sc) {
     const auto tmpl = text_pd("wildcard says no", 16);
     auto wl = listen_options();
@@ -529,7 +665,7 @@ TEST_P(SystemCm, ExactListenerWinsOverWildcard) {
     auto le = cm.listen(kLocalIp, kPort, listen_options());
     ASSERT_TRUE(le.ok()) << le.error().message;
     for (unsigned i = 0; i < 4; ++i) {
-      auto pc = peer_config(i, 2, true, text_pd("which listener?", 15));
+      auto pc = peer_config(i, 2, true, text_pd("which listener?", 15), kPort, pers());
       const bool exact = i % 2 == 0;
       if (!exact) pc.peer_ip = kLocalIp + 1 + i;  // another address of ours
       const size_t k = sc.add(pc, hal.now_cycles() + 100 + 3000 * i,
@@ -563,19 +699,23 @@ TEST_P(SystemCm, ExactListenerWinsOverWildcard) {
 
 // A 4-entry AEQ and a host that looks away while 12 requests arrive: the engine waits for
 // room (STATUS.AEQ_FULL), frames behind it are dropped and counted, the initiators resend,
-// and in the end every request reached the host exactly once and was rejected.
-TEST_P(SystemCm, AeqFullBackpressure) {
-  CmTest ct{.cfg = platform_config(GetParam()),
+// and in the end every request reached the host exactly once and was rejected. (The IRDMA
+// policy's reject + FIN costs siw the PD: asserted.)
+TEST_P(SystemCmPeer, AeqFullBackpressure) {
+  CmTest ct{.cfg = platform_config(width()),
             .dc = device_config(8),
             .listen = listen_options(R::FinPolicy::IRDMA)};
   ct.dc.aeq_entries = 4;
   ct.dc.aeq_head_batch = 1;
   ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device& dev, Cm&, Scenario& sc) {
     for (unsigned i = 0; i < 12; ++i) {
-      auto pc = peer_config(i, 2, true, text_pd("queue #" + std::to_string(i), 20 + i));
+      auto pc =
+          peer_config(i, 2, true, text_pd("queue #" + std::to_string(i), 20 + i), kPort, pers());
       pc.rto_cycles = kRto;
       pc.max_retransmits = 12;
-      sc.add(pc, hal.now_cycles() + 100 + 300 * i, to_bytes(text_pd("no #", 4 + i)));
+      const size_t k =
+          sc.add(pc, hal.now_cycles() + 100 + 300 * i, to_bytes(text_pd("no #", 4 + i)));
+      sc.conns[k].expect_lost = pers() == peer::Personality::kSiw;
     }
     hal.wait_cycles(60'000);  // the host is busy elsewhere
     EXPECT_NE(reg(hal, R::reg::STATUS) & (1u << 5), 0u) << "STATUS.AEQ_FULL";
@@ -584,7 +724,8 @@ TEST_P(SystemCm, AeqFullBackpressure) {
       SCOPED_TRACE(dump(transcript(plat, c.cfg.ip, c.cfg.port)));
       sc.expect_request_matches(c);
       sc.expect_rejected_as_planned(c);
-      EXPECT_EQ(c.terminals, std::vector<R::AeqEvent>{R::AeqEvent::CLOSED});
+      EXPECT_EQ(c.terminals,
+                std::vector<R::AeqEvent>{expected_terminal(pers(), R::FinPolicy::IRDMA)});
     }
     EXPECT_EQ(reg(hal, R::reg::STATUS) & (1u << 5), 0u);
     EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 24u);
@@ -636,7 +777,10 @@ TEST_P(SystemCm, Latency) {
       unsigned i = 0;
       for (const auto& k : cases) {
         SCOPED_TRACE(k.name);
-        auto pc = peer_config(i, k.rev, true, text_pd("latency", k.req_pd), k.port);
+        // PD_Length 259 (255 + the word) is past siw's and cxgb4's limit: irdma takes it
+        auto pc =
+            peer_config(i, k.rev, true, text_pd("latency", k.req_pd), k.port,
+                        k.rej_pd > 252 ? std::optional(peer::Personality::kIrdma) : std::nullopt);
         RejectOptions o;
         o.push = k.push && dev.caps().push;
         const size_t ci = sc.add(pc, hal.now_cycles() + 50, to_bytes(text_pd("no", k.rej_pd)), o);
@@ -727,6 +871,10 @@ TEST_P(SystemCm, Latency) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Width, SystemCm, ::testing::Values(64u, 512u), width_name);
+INSTANTIATE_TEST_SUITE_P(WidthPersonality, SystemCmPeer,
+                         ::testing::Combine(::testing::Values(64u, 512u),
+                                            ::testing::ValuesIn(kPersonalities)),
+                         width_personality_name);
 
 }  // namespace
 

@@ -19,6 +19,7 @@ using namespace systest;
 using golden::TcpCtrlKind;
 
 class SystemCmLoss : public ::testing::TestWithParam<unsigned> {};
+class SystemCmLossPeer : public ::testing::TestWithParam<WidthPersonality> {};
 
 // A timer expiry is seen between its deadline's tick boundary and one scanner sweep later,
 // and the deadline is rounded to the tick: retransmission gaps are the RTO within one tick +
@@ -44,9 +45,11 @@ std::vector<const WireSeg*> rejects_of(const std::vector<WireSeg>& t) {
 
 // The first reject of each connection is lost on the way to the peer: Bouncer sends it again
 // after RTO_INIT, byte for byte (SIW_SAFE: reject alone; IRDMA: reject + FIN), and the peer
-// still ends rejected with the host's PD and a clean close.
-TEST_P(SystemCmLoss, DropFirstReject) {
-  CmTest ct{.cfg = platform_config(GetParam())};
+// still ends rejected with the host's PD and a clean close (cxgb4: its RST; siw loses the PD
+// of the reject + FIN: asserted).
+TEST_P(SystemCmLossPeer, DropFirstReject) {
+  const auto [width, pers] = GetParam();
+  CmTest ct{.cfg = platform_config(width)};
   std::set<std::pair<uint32_t, uint16_t>> dropped;
   ct.drop = [&](sim::Direction d, const std::vector<uint8_t>& f, uint64_t) {
     if (d != sim::Direction::kFromBouncer) return false;
@@ -60,8 +63,10 @@ TEST_P(SystemCmLoss, DropFirstReject) {
     for (unsigned i = 0; i < 2; ++i) {
       RejectOptions o;
       o.fin_policy = pol[i];
-      sc.add(peer_config(i, 2, true, text_pd("lossy", 30)), hal.now_cycles() + 100 + 4000 * i,
-             to_bytes(text_pd("reject, take two", pd[i])), o);
+      const size_t k = sc.add(peer_config(i, 2, true, text_pd("lossy", 30), kPort, pers),
+                              hal.now_cycles() + 100 + 4000 * i,
+                              to_bytes(text_pd("reject, take two", pd[i])), o);
+      sc.conns[k].expect_lost = pers == peer::Personality::kSiw && pol[i] == R::FinPolicy::IRDMA;
     }
     ASSERT_TRUE(sc.settle(2'000'000)) << sc.status();
     for (unsigned i = 0; i < 2; ++i) {
@@ -83,8 +88,10 @@ TEST_P(SystemCmLoss, DropFirstReject) {
         }
       }
       const auto& o = plat.peer(c.peer).outcome();
-      EXPECT_EQ(o.state, peer::State::kDone) << o.error;
-      EXPECT_EQ(c.terminals, std::vector<R::AeqEvent>{R::AeqEvent::CLOSED});
+      EXPECT_EQ(o.state,
+                peer_resets_after_reject(pers, pol[i]) ? peer::State::kAborted : peer::State::kDone)
+          << o.error;
+      EXPECT_EQ(c.terminals, std::vector<R::AeqEvent>{expected_terminal(pers, pol[i])});
     }
     ASSERT_EQ(plat.dropped_frames().size(), 2u);
     for (const auto& d : plat.dropped_frames()) EXPECT_TRUE(d.scripted);
@@ -158,7 +165,8 @@ TEST_P(SystemCmLoss, DropHandshakeAck) {
 
 // 10% loss on both wires, several seeds: every connection still ends with its peer rejected
 // (the host's PD) and the table empty. FIN policies SIW_SAFE and IRDMA (ABORT sends its
-// reject once by design: a lost ABORT reject is not recovered).
+// reject once by design: a lost ABORT reject is not recovered); the initiators take turns
+// being siw, irdma and cxgb4 (siw loses the PD of a reject + FIN: asserted).
 class SystemCmRandomLoss : public ::testing::TestWithParam<std::tuple<unsigned, uint64_t>> {};
 
 TEST_P(SystemCmRandomLoss, EveryPeerRejected) {
@@ -173,14 +181,18 @@ TEST_P(SystemCmRandomLoss, EveryPeerRejected) {
     const unsigned n = 20;
     for (unsigned i = 0; i < n; ++i) {
       const uint8_t rev = (rng() & 1) ? 2 : 1;
-      auto pc = peer_config(i, rev, true, text_pd("lossy #" + std::to_string(i), rng() % 120));
+      const peer::Personality pers = kPersonalities[i % 3];
+      auto pc = peer_config(i, rev, true, text_pd("lossy #" + std::to_string(i), rng() % 120),
+                            kPort, pers);
       pc.request_segments = 1 + static_cast<unsigned>(rng() % 3);
       pc.time_wait_cycles = 5 * kRto;  // re-ACKs a retransmitted FIN of ours
       pc.max_retransmits = 10;
       RejectOptions o;
       o.fin_policy = (rng() & 1) ? R::FinPolicy::IRDMA : R::FinPolicy::SIW_SAFE;
-      sc.add(pc, hal.now_cycles() + 100 + 1500 * i,
-             to_bytes(text_pd("no #" + std::to_string(i), rng() % 64)), o);
+      const auto rej = text_pd("no #" + std::to_string(i), rng() % 64);
+      const size_t k = sc.add(pc, hal.now_cycles() + 100 + 1500 * i, to_bytes(rej), o);
+      sc.conns[k].expect_lost =
+          pers == peer::Personality::kSiw && o.fin_policy == R::FinPolicy::IRDMA && !rej.empty();
     }
     ASSERT_TRUE(sc.settle(12'000'000)) << sc.status();
     size_t closed = 0;
@@ -222,7 +234,8 @@ INSTANTIATE_TEST_SUITE_P(WidthSeed, SystemCmRandomLoss,
 
 // Everything the peer sends after its request is lost: the reject (SIW_SAFE; and reject +
 // FIN for IRDMA) goes out 1 + RTX_MAX times, the gaps doubling from RTO_INIT and capped at
-// RTO_MAX, then a RST; the driver consumes RTX_EXHAUSTED.
+// RTO_MAX, then a RST; the driver consumes RTX_EXHAUSTED. The IRDMA policy's initiator is
+// irdma (siw would answer the reject + FIN with RST: the PD lost).
 TEST_P(SystemCmLoss, SilentPeerRtxExhausted) {
   constexpr uint8_t kRtxMax = 4;
   constexpr uint32_t kRtoMaxTicks = 4 * kRtoTicks;
@@ -243,7 +256,9 @@ TEST_P(SystemCmLoss, SilentPeerRtxExhausted) {
     for (unsigned i = 0; i < 2; ++i) {
       RejectOptions o;
       o.fin_policy = pol[i];
-      auto pc = peer_config(i, 2, true, text_pd("then silence", 20));
+      auto pc = peer_config(
+          i, 2, true, text_pd("then silence", 20), kPort,
+          pol[i] == R::FinPolicy::IRDMA ? std::optional(peer::Personality::kIrdma) : std::nullopt);
       pc.max_retransmits = 20;  // it keeps trying (in vain) until our RST
       sc.add(pc, hal.now_cycles() + 100 + 3000 * i, to_bytes(text_pd("are you there?", 40)), o);
     }
@@ -298,6 +313,10 @@ TEST_P(SystemCmLoss, SilentPeerRtxExhausted) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Width, SystemCmLoss, ::testing::Values(64u, 512u), width_name);
+INSTANTIATE_TEST_SUITE_P(WidthPersonality, SystemCmLossPeer,
+                         ::testing::Combine(::testing::Values(64u, 512u),
+                                            ::testing::ValuesIn(kPersonalities)),
+                         width_personality_name);
 
 }  // namespace
 

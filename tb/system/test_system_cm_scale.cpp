@@ -19,7 +19,11 @@ using namespace systest;
 // 1000 initiators start within 100k cycles (the table holds 1024 cm_ids in 4-way buckets:
 // a SYN whose bucket is full is dropped and retried by its initiator); the host answers every
 // request with a random PD (0..512 bytes) and FIN policy, rejects pipelined. Every peer ends
-// rejected with its PD; the peak table occupancy, cycles and wall time are reported.
+// rejected with its PD on the wire; the initiators take turns being siw, irdma and cxgb4,
+// and each application gets what its kernel makes of the reject: the rejects a personality
+// cannot deliver intact (PD_Length past its limit or u8, siw and a FIN in the reject segment)
+// are declared expected losses and counted. The peak table occupancy, cycles and wall time
+// are reported.
 TEST(SystemCmScale, ThousandConnectionsW64) {
   const auto cfg = platform_config(64);
   constexpr unsigned kN = 1000;
@@ -42,10 +46,12 @@ TEST(SystemCmScale, ThousandConnectionsW64) {
       const R::FinPolicy pols[3] = {R::FinPolicy::SIW_SAFE, R::FinPolicy::IRDMA,
                                     R::FinPolicy::ABORT};
       first_start = hal.now_cycles() + 100;
+      std::map<std::string, unsigned> lost;
       for (unsigned i = 0; i < kN; ++i) {
         const uint8_t rev = (rng() & 1) ? 2 : 1;
-        auto pc =
-            peer_config(i, rev, (rng() % 4) != 0, text_pd("peer " + std::to_string(i), rng() % 64));
+        const peer::Personality pers = kPersonalities[i % 3];
+        auto pc = peer_config(i, rev, (rng() % 4) != 0,
+                              text_pd("peer " + std::to_string(i), rng() % 64), kPort, pers);
         pc.rto_cycles = kRto;
         pc.max_retransmits = 12;
         pc.reply_timeout_cycles = 50'000'000;
@@ -55,7 +61,12 @@ TEST(SystemCmScale, ThousandConnectionsW64) {
         RejectOptions o;
         o.fin_policy = pols[rng() % 3];
         o.wr_id = i;
-        sc.add(pc, first_start + 100 * i, to_bytes(text_pd("no #" + std::to_string(i), len)), o);
+        const auto pd = text_pd("no #" + std::to_string(i), len);
+        const size_t k = sc.add(pc, first_start + 100 * i, to_bytes(pd), o);
+        const AppWant w = app_for_reject(pc, pd, o.fin_policy == R::FinPolicy::IRDMA,
+                                         golden::default_reply_ird_ord(pc.ird_ord));
+        sc.conns[k].expect_lost = !delivered_intact(w, pd);
+        if (sc.conns[k].expect_lost) ++lost[peer::to_string(pers)];
       }
       // Phase 1: hold every request (the host decides nothing) until all 1000 are held or
       // no new one came for 300k cycles (a SYN whose bucket is full waits for a free way);
@@ -107,6 +118,8 @@ TEST(SystemCmScale, ThousandConnectionsW64) {
       sc.expect_clean_end();
       std::printf("[ scale    ] peer end states:");
       for (const auto& [k, v] : ends) std::printf(" %s %u", k.c_str(), v);
+      std::printf("; rejects the application cannot get intact:");
+      for (const auto& [k, v] : lost) std::printf(" %s %u", k.c_str(), v);
       std::printf("; peak CM_CONNS %u\n[ stats    ] %s\n", peak_conns, stats_line(dev).c_str());
       wants = pcap_wants(sc);
     });
@@ -131,10 +144,13 @@ TEST(SystemCmScale, ThousandConnectionsW64) {
 // ------------------------------------------------------------------ auto-reject storm
 
 class SystemCmScale : public ::testing::TestWithParam<unsigned> {};
+class SystemCmScalePeer : public ::testing::TestWithParam<WidthPersonality> {};
 
 // Listener A (AUTO_REJECT ALL, a PD template and a template IRD/ORD word) flooded by 150
 // initiators 20 cycles apart; listener B's 20 requests go to the host, which rejects them
-// meanwhile. Every peer ends rejected with the right PD; STAT_REJECT_AUTO counts A's.
+// meanwhile. Every peer ends rejected with the right PD; STAT_REJECT_AUTO counts A's. The
+// initiators take turns being siw, irdma and cxgb4; A's IRDMA policy (reject + FIN) costs
+// the siw ones the PD: asserted.
 TEST_P(SystemCmScale, AutoRejectStormWithHostRejects) {
   constexpr unsigned kAuto = 150, kHost = 20;
   CmTest ct{.cfg = platform_config(GetParam()), .listen = std::nullopt};
@@ -153,8 +169,9 @@ TEST_P(SystemCmScale, AutoRejectStormWithHostRejects) {
     for (unsigned i = 0; i < kAuto + kHost; ++i) {
       const bool host = i % ((kAuto + kHost) / kHost) == 0 && i / 8 < kHost;
       const uint8_t rev = (rng() & 1) ? 2 : 1;
+      const peer::Personality pers = kPersonalities[i % 3];
       auto pc = peer_config(i, rev, true, text_pd("storm #" + std::to_string(i), rng() % 48),
-                            host ? kPort : kPort2);
+                            host ? kPort : kPort2, pers);
       pc.time_wait_cycles = 4 * kRto;
       RejectOptions o;
       std::vector<std::byte> pd;
@@ -166,6 +183,7 @@ TEST_P(SystemCmScale, AutoRejectStormWithHostRejects) {
       }
       const size_t k = sc.add(pc, t0 + 20 * i, pd, o);
       sc.conns[k].hold = !host;  // a request event for an A peer would be a bug
+      sc.conns[k].expect_lost = !host && pers == peer::Personality::kSiw;
     }
     ASSERT_TRUE(sc.settle(8'000'000)) << sc.status();
     unsigned n_host = 0, n_auto = 0;
@@ -198,15 +216,17 @@ TEST_P(SystemCmScale, AutoRejectStormWithHostRejects) {
 
 // AUTO_REJECT IRD_ORD: rev-2 enhanced requests asking for more IRD or ORD than the listener's
 // MAX_IRD / MAX_ORD are rejected by hardware with the template; the others (and rev 1) go
-// to the host.
-TEST_P(SystemCmScale, AutoRejectIrdOrd) {
+// to the host. Every initiator personality takes both kinds of reject (irdma checks the
+// reply's IRD/ORD word against its own IRD).
+TEST_P(SystemCmScalePeer, AutoRejectIrdOrd) {
+  const auto [width, pers] = GetParam();
   const auto tmpl = text_pd("too many reads", 14);
   auto lo = listen_options();
   lo.auto_reject = R::AutoReject::IRD_ORD;
   lo.max_ird = 16;
   lo.max_ord = 8;
   lo.template_pd = to_bytes(tmpl);
-  CmTest ct{.cfg = platform_config(GetParam()), .listen = lo};
+  CmTest ct{.cfg = platform_config(width), .listen = lo};
   ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device&, Cm&, Scenario& sc) {
     struct Ask {
       uint8_t rev;
@@ -217,7 +237,7 @@ TEST_P(SystemCmScale, AutoRejectIrdOrd) {
                         {2, 1, 1, false},  {1, 64, 64, false}, {2, 0x3FFF, 0x3FFF, true}};
     unsigned i = 0;
     for (const auto& a : asks) {
-      auto pc = peer_config(i, a.rev, true, text_pd("ird/ord", 9));
+      auto pc = peer_config(i, a.rev, true, text_pd("ird/ord", 9), kPort, pers);
       pc.ird_ord = ird_ord_word(a.ird, a.ord);
       std::vector<std::byte> pd = a.auto_rej ? to_bytes(tmpl) : to_bytes(text_pd("host", 4));
       const size_t k = sc.add(pc, hal.now_cycles() + 100 + 3000 * i, pd);
@@ -321,6 +341,10 @@ TEST_P(SystemCmScale, BacklogAutoRejectAndSynDrop) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Width, SystemCmScale, ::testing::Values(64u, 512u), width_name);
+INSTANTIATE_TEST_SUITE_P(WidthPersonality, SystemCmScalePeer,
+                         ::testing::Combine(::testing::Values(64u, 512u),
+                                            ::testing::ValuesIn(kPersonalities)),
+                         width_personality_name);
 
 }  // namespace
 

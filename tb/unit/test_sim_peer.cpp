@@ -422,6 +422,14 @@ void full_exchange(const P::InitiatorConfig& c, const Bytes& reject_pd) {
     EXPECT_FALSE(o.reply_ird_ord);
   }
   EXPECT_FALSE(o.reply_had_fin);
+  // siw hands the ULP PD to the application: the word of an enhanced exchange stripped
+  EXPECT_EQ(o.app_event, P::AppEvent::kRejected);
+  EXPECT_EQ(o.app_status, P::kECONNRESET);
+  EXPECT_EQ(o.app_pd, reject_pd);
+  EXPECT_FALSE(o.app_kernel_fault);
+  EXPECT_EQ(o.app_cycle, x.cycle);
+  EXPECT_EQ(o.attempts, 1u);
+  EXPECT_EQ(o.request_rev, c.mpa_rev);
   EXPECT_EQ(x.ini.state(), State::kFinWait1);
 
   x.deliver(x.rsp.ack());
@@ -549,28 +557,59 @@ TEST(SimPeer, RequestSegmentsNeverExceedPeerMss) {
   EXPECT_EQ(x.ini.outcome().peer_mss, 64);
 }
 
+// Reject and FIN in one segment. siw: Linux runs tcp_fin before sk_data_ready, so siw's
+// PEER_CLOSE comes first: REJECTED -104 without PD, the reply left unread, RST. irdma: the
+// reply, then the FIN (LAST_ACK, FIN). cxgb4: the reject, then its abort (RST).
 TEST(SimPeer, RejectAndFinInOneSegment) {
-  Exchange x(base_config());
-  ASSERT_NO_FATAL_FAILURE(x.connect());
-  const uint32_t reply_seq = x.rsp.snd_nxt;
-  auto out = x.reject(bytes_of("busy"), true);
-  // ACK of reply + FIN, then our FIN: LAST_ACK.
-  ASSERT_EQ(out.size(), 2u);
-  EXPECT_TRUE(is_pure_ack(out[0]));
-  EXPECT_EQ(out[0].ack, reply_seq + 20 + 4 + 4 + 1);
-  EXPECT_EQ(out[1].flags, P::kTcpFin | P::kTcpAck);
-  EXPECT_EQ(out[1].ack, out[0].ack);
-  const P::Outcome& o = x.ini.outcome();
-  EXPECT_TRUE(o.rejected);
-  EXPECT_TRUE(o.reply_had_fin);
-  EXPECT_TRUE(o.peer_fin);
-  EXPECT_EQ(o.reject_pd, bytes_of("busy"));
-  EXPECT_EQ(x.ini.state(), State::kLastAck);
-  x.deliver(x.rsp.ack());
-  EXPECT_EQ(x.ini.state(), State::kDone);
-  EXPECT_TRUE(x.ini.finished());
-  EXPECT_EQ(o.closed_cycle, x.cycle);
-  EXPECT_TRUE(o.error.empty()) << o.error;
+  for (P::Personality pers :
+       {P::Personality::kSiw, P::Personality::kIrdma, P::Personality::kCxgb4}) {
+    SCOPED_TRACE(P::to_string(pers));
+    P::InitiatorConfig c = base_config();
+    c.personality = pers;
+    c.ird_ord = 0x8010'C010;  // IRD 16: irdma's check of the reply's ORD passes
+    Exchange x(c);
+    ASSERT_NO_FATAL_FAILURE(x.connect());
+    const uint32_t reply_seq = x.rsp.snd_nxt;
+    auto out = x.reject(bytes_of("busy"), true);
+    const uint32_t end = reply_seq + 20 + 4 + 4;
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_TRUE(is_pure_ack(out[0]));
+    const P::Outcome& o = x.ini.outcome();
+    EXPECT_TRUE(o.rejected);  // the wire
+    EXPECT_EQ(o.reject_pd, bytes_of("busy"));
+    EXPECT_TRUE(o.peer_fin);
+    EXPECT_EQ(o.app_event, P::AppEvent::kRejected);
+    switch (pers) {
+      case P::Personality::kSiw:
+        EXPECT_EQ(out[0].ack, end + 1);
+        EXPECT_EQ(out[1].flags, P::kTcpRst | P::kTcpAck);
+        EXPECT_EQ(o.app_status, P::kECONNRESET);
+        EXPECT_TRUE(o.app_pd.empty());
+        EXPECT_EQ(x.ini.state(), State::kAborted);
+        EXPECT_NE(o.error.find("unread"), std::string::npos) << o.error;
+        break;
+      case P::Personality::kIrdma:
+        EXPECT_EQ(out[0].ack, end);  // irdma_send_ack for the reply, then FIN|ACK
+        EXPECT_EQ(out[1].flags, P::kTcpFin | P::kTcpAck);
+        EXPECT_EQ(out[1].ack, end + 1);
+        EXPECT_EQ(o.app_status, P::kECONNREFUSED);
+        EXPECT_EQ(o.app_pd, (Bytes{'b', 'u', 's', 'y', 0xEE, 0xEE, 0xEE, 0xEE}));
+        EXPECT_TRUE(o.reply_had_fin);
+        EXPECT_EQ(x.ini.state(), State::kLastAck);
+        x.deliver(x.rsp.ack());
+        EXPECT_EQ(x.ini.state(), State::kDone);
+        EXPECT_TRUE(o.error.empty()) << o.error;
+        break;
+      case P::Personality::kCxgb4:
+        EXPECT_EQ(out[0].ack, end + 1);
+        EXPECT_EQ(out[1].flags, P::kTcpRst | P::kTcpAck);
+        EXPECT_EQ(o.app_status, P::kECONNREFUSED);
+        EXPECT_EQ(o.app_pd, bytes_of("busy"));
+        EXPECT_EQ(x.ini.state(), State::kAborted);
+        break;
+    }
+    EXPECT_TRUE(x.ini.finished() || x.ini.state() == State::kDone);
+  }
 }
 
 TEST(SimPeer, RejectThenSeparateFinCrossingOurs) {
@@ -662,7 +701,7 @@ class RstInState : public testing::TestWithParam<State> {};
 TEST_P(RstInState, ResetRecordedWithCycle) {
   const State target = GetParam();
   P::InitiatorConfig c = base_config();
-  if (target == State::kReplyReceived) c.close_delay_cycles = 10'000;
+  if (target == State::kReplyReceived || target == State::kLastAck) c.close_delay_cycles = 10'000;
   Exchange x(c);
   if (target == State::kSynSent) {
     x.ini.start(0);
@@ -671,8 +710,11 @@ TEST_P(RstInState, ResetRecordedWithCycle) {
   } else {
     ASSERT_NO_FATAL_FAILURE(x.connect());
     if (target != State::kEstablished) {
-      const bool fin = target == State::kLastAck;
-      x.reject(bytes_of("pd"), fin);
+      x.reject(bytes_of("pd"), false);
+      if (target == State::kLastAck) {  // the peer's FIN during the think time, then ours
+        x.deliver(x.rsp.fin());
+        for (const Seg& f : x.tick()) x.rsp.take(f);
+      }
       if (target == State::kFinWait2 || target == State::kTimeWait) x.deliver(x.rsp.ack());
       if (target == State::kClosing) x.deliver(x.rsp.fin_at_old_ack());
       if (target == State::kTimeWait) x.deliver(x.rsp.fin());
@@ -699,6 +741,16 @@ TEST_P(RstInState, ResetRecordedWithCycle) {
   EXPECT_EQ(o.rst_cycle, x.cycle);
   EXPECT_EQ(o.closed_cycle, x.cycle);
   EXPECT_FALSE(o.error.empty());
+  // siw: a RST before the reply is a reject without PD (PEER_CLOSE), in SYN_SENT a failed
+  // rdma_connect(); after the reply the application has its event already
+  if (target == State::kSynSent) {
+    EXPECT_EQ(o.app_event, P::AppEvent::kConnectFailed);
+    EXPECT_EQ(o.app_status, P::kECONNREFUSED);
+  } else {
+    EXPECT_EQ(o.app_event, P::AppEvent::kRejected);
+    EXPECT_EQ(o.app_status, P::kECONNRESET);
+    EXPECT_EQ(o.app_pd, target == State::kEstablished ? Bytes{} : bytes_of("pd"));
+  }
   EXPECT_TRUE(drain(x.ini, x.cycle + 1'000'000).empty());  // no timers left, nothing to send
   EXPECT_EQ(x.ini.next_deadline(), UINT64_MAX);
 }
@@ -779,9 +831,10 @@ TEST(SimPeer, LostRequestAckDataRetransmittedIdentically) {
   x.rsp.rcv_nxt = x.request[2].seq + static_cast<uint32_t>(x.request[2].payload.size());
   x.deliver(x.rsp.ack());
   EXPECT_EQ(x.ini.next_deadline(), sent + kReplyTimeout);
-  auto out = x.reject(bytes_of("late"), true);
+  auto out = x.reject(bytes_of("late"), false);
   EXPECT_EQ(x.ini.outcome().reject_pd, bytes_of("late"));
-  EXPECT_EQ(x.ini.state(), State::kLastAck);
+  EXPECT_EQ(x.ini.outcome().app_pd, bytes_of("late"));
+  EXPECT_EQ(x.ini.state(), State::kFinWait1);
 }
 
 TEST(SimPeer, CorruptedChecksumsAndForeignFramesIgnored) {
@@ -870,12 +923,16 @@ TEST(SimPeer, ReplyOverSeveralSegmentsAndOutOfOrder) {
   EXPECT_EQ(x.ini.state(), State::kEstablished);  // header incomplete: waits
   EXPECT_FALSE(x.ini.outcome().rejected);
   out = x.deliver(x.rsp.frame_at(s0 + 10, P::kTcpAck, b));
-  ASSERT_EQ(out.size(), 2u);  // ACK of everything incl. the FIN, then our FIN
+  // ACK of everything incl. the FIN; the FIN came with the end of the reply, so siw never
+  // reads it (PEER_CLOSE first) and resets
+  ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].ack, s0 + static_cast<uint32_t>(m.size()) + 1);
-  EXPECT_EQ(out[1].flags, P::kTcpFin | P::kTcpAck);
+  EXPECT_EQ(out[1].flags, P::kTcpRst | P::kTcpAck);
   EXPECT_TRUE(x.ini.outcome().rejected);
   EXPECT_EQ(x.ini.outcome().reject_pd, bytes_of("in three pieces"));
-  EXPECT_EQ(x.ini.state(), State::kLastAck);
+  EXPECT_EQ(x.ini.outcome().app_event, P::AppEvent::kRejected);
+  EXPECT_TRUE(x.ini.outcome().app_pd.empty());
+  EXPECT_EQ(x.ini.state(), State::kAborted);
 }
 
 TEST(SimPeer, ReplyWithPdStillMissingWaits) {
@@ -892,55 +949,165 @@ TEST(SimPeer, ReplyWithPdStillMissingWaits) {
   x.deliver(x.rsp.frame(P::kTcpAck | P::kTcpPsh, tail));
   EXPECT_TRUE(x.ini.outcome().rejected);
   EXPECT_EQ(x.ini.outcome().reject_pd, bytes_of("0123456789"));
+  EXPECT_EQ(x.ini.outcome().app_pd, bytes_of("0123456789"));  // siw reassembles
 }
 
-TEST(SimPeer, MalformedRepliesFailWithRst) {
+// An MPA reply header (and whatever the caller appends).
+Bytes mpa_hdr(const char* key, uint8_t flags, uint8_t rev, uint16_t pdl) {
+  Bytes m = bytes_of(key);
+  m.push_back(flags);
+  m.push_back(rev);
+  wr16(m, pdl);
+  return m;
+}
+Bytes with_word(Bytes m, uint32_t w) {
+  wr32(m, w);
+  return m;
+}
+
+const P::Personality kAll[] = {P::Personality::kSiw, P::Personality::kIrdma,
+                               P::Personality::kCxgb4};
+
+// What each personality does with odd replies to an enhanced rev-2 request (IRD 16, ORD 16).
+// siw: errors after the whole frame was read -> CONNECT_ERROR -22 and an orderly FIN; PD_Length
+// over 256 -> error on the header, bytes unread -> RST. irdma: every error -> RST and
+// REJECTED -104 with our own request PD; it checks the IRD/ORD word of any rev-2 reply.
+// cxgb4: errors -> CONNECT_ERROR -71 and RST; takes rejects without looking at the word.
+TEST(SimPeer, OddRepliesPerPersonality) {
+  struct Want {
+    std::vector<uint8_t> flags;  // TCP flags of what we send back
+    P::AppEvent ev;
+    int status;
+  };
   struct Case {
     const char* name;
     Bytes mpa;
-    bool strict;
+    Want siw, irdma, cxgb4;
   };
-  auto hdr = [](const char* key, uint8_t flags, uint8_t rev, uint16_t pdl) {
-    Bytes m = bytes_of(key);
-    m.push_back(flags);
-    m.push_back(rev);
-    wr16(m, pdl);
-    return m;
-  };
-  Bytes no_p2p = hdr("MPA ID Rep Frame", 0x70, 2, 4);
-  wr32(no_p2p, 0x3FFF'7FFF);
+  const uint8_t A = P::kTcpAck, F = P::kTcpFin | P::kTcpAck, R = P::kTcpRst | P::kTcpAck;
+  using E = P::AppEvent;
+  const Want irdma_err{{R}, E::kRejected, P::kECONNRESET};
+  const Want cx_err{{A, R}, E::kConnectError, P::kEPROTO};
+  const Want siw_rej{{A, F}, E::kRejected, P::kECONNRESET};
+  const Want cx_rej{{A, R}, E::kRejected, P::kECONNREFUSED};
+  const Want irdma_rej{{A}, E::kRejected, P::kECONNREFUSED};
   const std::vector<Case> cases = {
-      {"rev3", hdr("MPA ID Rep Frame", 0x60, 3, 0), false},
-      {"bad key", hdr("MPA ID Req Frame", 0x60, 1, 0), false},
-      {"PD_Length 600", hdr("MPA ID Rep Frame", 0x60, 1, 600), false},
+      {"Rev 3",
+       mpa_hdr("MPA ID Rep Frame", 0x60, 3, 0),
+       {{A, F}, E::kConnectError, P::kEINVAL},
+       irdma_err,
+       cx_err},
+      {"request key",
+       mpa_hdr("MPA ID Req Frame", 0x60, 1, 0),
+       {{A, F}, E::kConnectError, P::kEINVAL},
+       irdma_err,
+       cx_err},
+      {"PD_Length 600",
+       mpa_hdr("MPA ID Rep Frame", 0x60, 1, 600),
+       {{A, R}, E::kConnectError, P::kEINVAL},
+       irdma_err,
+       cx_err},
       {"enhanced PD_Length 2",
-       [&] {
-         Bytes m = hdr("MPA ID Rep Frame", 0x70, 2, 2);
+       [] {
+         Bytes m = mpa_hdr("MPA ID Rep Frame", 0x70, 2, 2);
          m.insert(m.end(), {0, 0});
          return m;
        }(),
-       false},
-      {"strict: no P2P", no_p2p, true},
+       siw_rej, irdma_err, cx_rej},
+      {"no P2P bit", with_word(mpa_hdr("MPA ID Rep Frame", 0x70, 2, 4), 0x3FFF'7FFF), siw_rej,
+       irdma_err, cx_rej},
+      {"no RTR bit", with_word(mpa_hdr("MPA ID Rep Frame", 0x70, 2, 4), 0xBFFF'3FFF), siw_rej,
+       irdma_err, cx_rej},
+      {"ORD 32 above our IRD 16", with_word(mpa_hdr("MPA ID Rep Frame", 0x70, 2, 4), 0x8010'4020),
+       siw_rej, irdma_err, cx_rej},
+      {"IRD 0 with READ RTR", with_word(mpa_hdr("MPA ID Rep Frame", 0x70, 2, 4), 0x8000'4004),
+       siw_rej, irdma_err, cx_rej},
+      {"ORD 32 but IRD 0x3FFF", with_word(mpa_hdr("MPA ID Rep Frame", 0x70, 2, 4), 0xBFFF'4020),
+       siw_rej, irdma_rej, cx_rej},
+      {"rev 2 without the enhanced flag: irdma still reads a word",
+       with_word(mpa_hdr("MPA ID Rep Frame", 0x60, 2, 4), 0x0000'0000), siw_rej, irdma_err, cx_rej},
   };
   for (const Case& k : cases) {
-    SCOPED_TRACE(k.name);
+    for (P::Personality pers : kAll) {
+      SCOPED_TRACE(std::string(k.name) + " / " + P::to_string(pers));
+      const Want& w = pers == P::Personality::kSiw     ? k.siw
+                      : pers == P::Personality::kIrdma ? k.irdma
+                                                       : k.cxgb4;
+      P::InitiatorConfig c = base_config();
+      c.personality = pers;
+      c.ird_ord = 0x8010'C010;
+      Exchange x(c);
+      ASSERT_NO_FATAL_FAILURE(x.connect());
+      auto out = x.deliver(x.rsp.frame(P::kTcpAck | P::kTcpPsh, k.mpa));
+      std::vector<uint8_t> flags;
+      for (const Seg& g : out) flags.push_back(g.flags);
+      EXPECT_EQ(flags, w.flags);
+      const P::Outcome& o = x.ini.outcome();
+      EXPECT_EQ(o.app_event, w.ev) << P::to_string(o.app_event);
+      EXPECT_EQ(o.app_status, w.status);
+      if (pers == P::Personality::kIrdma && w.ev == E::kRejected && w.status == P::kECONNRESET) {
+        EXPECT_EQ(o.app_pd, bytes_of("conn-req")) << "irdma: our own request's PD";
+        EXPECT_EQ(x.ini.state(), State::kFailed);
+      }
+      if (w.flags.back() == R) {
+        EXPECT_TRUE(x.ini.finished());
+      }
+      if (w.flags.back() == F) {
+        EXPECT_EQ(x.ini.state(), State::kFinWait1);
+      }
+    }
+  }
+}
+
+// The private data the application gets for odd lengths: siw and cxgb4 wrap u8 lengths and
+// hand out memory they never wrote; siw strips 4 bytes of a rev-1 reply (interop measured
+// "go away" -> "way").
+TEST(SimPeer, AppPdOfShortAndRev1Replies) {
+  {  // siw, enhanced request, rev-1 reject "go away": 3 bytes
+    Exchange x(base_config());
+    ASSERT_NO_FATAL_FAILURE(x.connect());
+    Bytes m = mpa_hdr("MPA ID Rep Frame", 0x60, 1, 7);
+    for (uint8_t b : bytes_of("go away")) m.push_back(b);
+    x.deliver(x.rsp.frame(P::kTcpAck | P::kTcpPsh, m));
+    EXPECT_EQ(x.ini.outcome().reject_pd, bytes_of("go away"));  // the wire
+    EXPECT_EQ(x.ini.outcome().app_pd, bytes_of("way"));
+  }
+  {  // siw, enhanced reject with PD_Length 2: (2 - 4) & 0xFF = 254 bytes nobody wrote
+    Exchange x(base_config());
+    ASSERT_NO_FATAL_FAILURE(x.connect());
+    Bytes m = mpa_hdr("MPA ID Rep Frame", 0x70, 2, 2);
+    m.insert(m.end(), {0x41, 0x42});
+    x.deliver(x.rsp.frame(P::kTcpAck | P::kTcpPsh, m));
+    EXPECT_EQ(x.ini.outcome().app_pd, Bytes(254, P::kAppPdJunk));
+  }
+  {  // cxgb4, same reply: 254 bytes from mpa_pkt + 24, which still holds the end of our own
+     // request PD ("conn-req" was copied to + 20), then zeros, then 2 bytes past the buffer
     P::InitiatorConfig c = base_config();
-    c.strict_ird_ord = k.strict;
+    c.personality = P::Personality::kCxgb4;
     Exchange x(c);
     ASSERT_NO_FATAL_FAILURE(x.connect());
-    auto out = x.deliver(x.rsp.frame(P::kTcpAck | P::kTcpPsh, k.mpa));
-    ASSERT_EQ(out.size(), 2u);
-    EXPECT_TRUE(is_pure_ack(out[0]));
-    EXPECT_EQ(out[1].flags, P::kTcpRst | P::kTcpAck);
-    EXPECT_EQ(x.ini.state(), State::kFailed);
-    EXPECT_FALSE(x.ini.outcome().error.empty());
-    EXPECT_FALSE(x.ini.outcome().rejected);
+    Bytes m = mpa_hdr("MPA ID Rep Frame", 0x70, 2, 2);
+    m.insert(m.end(), {0x41, 0x42});
+    x.deliver(x.rsp.frame(P::kTcpAck | P::kTcpPsh, m));
+    Bytes want = bytes_of("-req");
+    want.resize(252, 0);
+    want.insert(want.end(), {P::kAppPdJunk, P::kAppPdJunk});
+    EXPECT_EQ(x.ini.outcome().app_pd, want);
   }
-  // Not strict, the same no-P2P reject is fine (siw does not check).
-  Exchange y(base_config());
-  ASSERT_NO_FATAL_FAILURE(y.connect());
-  y.deliver(y.rsp.frame(P::kTcpAck | P::kTcpPsh, no_p2p));
-  EXPECT_TRUE(y.ini.outcome().rejected);
+  {  // irdma: the segment's bytes after the frame are what it reads past the PD
+    P::InitiatorConfig c = base_config();
+    c.personality = P::Personality::kIrdma;
+    c.ird_ord = 0x8010'C010;
+    Exchange x(c);
+    ASSERT_NO_FATAL_FAILURE(x.connect());
+    Bytes m = with_word(mpa_hdr("MPA ID Rep Frame", 0x70, 2, 6), 0xBFFF'7FFF);
+    for (uint8_t b : bytes_of("ab"
+                              "XYZ"))
+      m.push_back(b);
+    x.deliver(x.rsp.frame(P::kTcpAck | P::kTcpPsh, m));
+    EXPECT_EQ(x.ini.outcome().reject_pd, bytes_of("ab"));
+    EXPECT_EQ(x.ini.outcome().app_pd, (Bytes{'a', 'b', 'X', 'Y', 'Z', P::kAppPdJunk}));
+  }
 }
 
 TEST(SimPeer, FaultRstAfterSynAck) {
@@ -1038,11 +1205,15 @@ TEST(SimPeer, FaultNoRequestThenReplyTimeout) {
   EXPECT_TRUE(is_pure_ack(out[0]));
   EXPECT_EQ(x.ini.state(), State::kEstablished);
   EXPECT_EQ(x.ini.next_deadline(), est + kReplyTimeout);
+  // siw's MPA timer: UNREACHABLE -110, then the socket is released with nothing unread: FIN
   out = x.tick();
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].flags, P::kTcpRst | P::kTcpAck);
-  EXPECT_EQ(x.ini.state(), State::kFailed);
+  EXPECT_EQ(out[0].flags, P::kTcpFin | P::kTcpAck);
+  EXPECT_EQ(x.ini.state(), State::kFinWait1);
   EXPECT_NE(x.ini.outcome().error.find("reply"), std::string::npos);
+  EXPECT_EQ(x.ini.outcome().app_event, P::AppEvent::kUnreachable);
+  EXPECT_EQ(x.ini.outcome().app_status, P::kETIMEDOUT);
+  EXPECT_EQ(x.ini.outcome().app_cycle, est + kReplyTimeout);
 }
 
 TEST(SimPeer, SynRetransmitExhaustionFails) {
@@ -1060,6 +1231,9 @@ TEST(SimPeer, SynRetransmitExhaustionFails) {
   EXPECT_EQ(x.ini.outcome().retransmits, 5u);
   EXPECT_FALSE(x.ini.outcome().rst_sent);  // Linux gives up silently
   EXPECT_NE(x.ini.outcome().error.find("SYN_SENT"), std::string::npos);
+  // siw connects TCP inside rdma_connect(): it returns ETIMEDOUT, no event
+  EXPECT_EQ(x.ini.outcome().app_event, P::AppEvent::kConnectFailed);
+  EXPECT_EQ(x.ini.outcome().app_status, P::kETIMEDOUT);
 }
 
 TEST(SimPeer, RequestAndFinRetransmitExhaustionFails) {
@@ -1074,6 +1248,8 @@ TEST(SimPeer, RequestAndFinRetransmitExhaustionFails) {
     EXPECT_TRUE(x.tick().empty());
     EXPECT_EQ(x.ini.state(), State::kFailed);
     EXPECT_EQ(x.ini.outcome().closed_cycle, sent + 7 * kRto);
+    EXPECT_EQ(x.ini.outcome().app_event, P::AppEvent::kRejected);  // TCP_CLOSE -> PEER_CLOSE
+    EXPECT_EQ(x.ini.outcome().app_status, P::kECONNRESET);
   }
   {
     Exchange x(c);
@@ -1089,6 +1265,394 @@ TEST(SimPeer, RequestAndFinRetransmitExhaustionFails) {
     EXPECT_NE(x.ini.outcome().error.find("FIN_WAIT1"), std::string::npos);
     EXPECT_TRUE(x.ini.outcome().rejected);  // the outcome of the exchange is kept
   }
+}
+
+// ---- personalities ---------------------------------------------------------------------------
+
+P::InitiatorConfig config_for(P::Personality pers) {
+  P::InitiatorConfig c = base_config();
+  c.personality = pers;
+  c.ird_ord = 0x8010'C010;  // P2P, IRD 16, both RTR bits, ORD 16
+  return c;
+}
+
+Bytes pattern(size_t n) {
+  Bytes b(n);
+  for (size_t i = 0; i < n; ++i) b[i] = static_cast<uint8_t>('A' + i % 26);
+  return b;
+}
+
+// The PD_Length limit and the u8 lengths, around 256. The reject is Bouncer's (golden model)
+// to an enhanced rev-2 request (PD_Length = PD + 4) or to a rev-1 request.
+TEST(SimPeer, PdLengthLimitsPerPersonality) {
+  using E = P::AppEvent;
+  struct Case {
+    P::Personality pers;
+    uint8_t rev;
+    size_t pd;  // the reject's ULP PD
+    E ev;
+    int status;
+    Bytes app_pd;  // what the application gets
+    bool fault;    // siw: the kernel oopses delivering it
+  };
+  const P::Personality S = P::Personality::kSiw, I = P::Personality::kIrdma,
+                       C = P::Personality::kCxgb4;
+  const Bytes junk4(4, P::kAppPdJunk);
+  auto pre = [](size_t n) { return pattern(n); };
+  auto plus = [](Bytes a, const Bytes& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  const std::vector<Case> cases = {
+      // siw_recv_mpa_rr: PD_Length <= 256; siw_cm_upcall: (u8)pd_len - 4 from pdata + 4
+      {S, 2, 251, E::kRejected, P::kECONNRESET, pre(251), false},
+      {S, 2, 252, E::kRejected, P::kECONNRESET, pre(252), false},  // (u8)256 - 4 = 252
+      {S, 2, 253, E::kConnectError, P::kEINVAL, {}, true},         // 257: NULL + 4, 253 bytes
+      {S, 2, 255, E::kConnectError, P::kEINVAL, {}, true},
+      {S, 1, 255, E::kRejected, P::kECONNRESET, pre(255), false},
+      {S, 1, 256, E::kRejected, P::kECONNRESET, {}, false},  // (u8)256 = 0: nothing
+      // irdma_parse_mpa: PD_Length <= 512, (u8)pdata.size bytes from offset 24 (rev 2)
+      {I, 2, 251, E::kRejected, P::kECONNREFUSED, plus(pre(251), junk4), false},
+      {I, 2, 252, E::kRejected, P::kECONNREFUSED, {}, false},  // 256 wraps to 0
+      {I, 2, 253, E::kRejected, P::kECONNREFUSED, pre(1), false},
+      {I, 2, 255, E::kRejected, P::kECONNREFUSED, pre(3), false},
+      {I, 1, 255, E::kRejected, P::kECONNREFUSED, pre(255), false},
+      {I, 1, 256, E::kRejected, P::kECONNREFUSED, {}, false},
+      // process_mpa_reply: 20 + 256 bytes of mpa_pkt, (u8)plen - 4 from + 24 (rev 2)
+      {C, 2, 251, E::kRejected, P::kECONNREFUSED, pre(251), false},
+      {C, 2, 252, E::kRejected, P::kECONNREFUSED, pre(252), false},
+      {C, 2, 253, E::kConnectError, P::kEINVAL, {}, false},  // 277 bytes > mpa_pkt
+      {C, 2, 255, E::kConnectError, P::kEINVAL, {}, false},
+      {C, 1, 255, E::kRejected, P::kECONNREFUSED, pre(255), false},
+      {C, 1, 256, E::kRejected, P::kECONNREFUSED, {}, false},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(std::string(P::to_string(k.pers)) + " rev " + std::to_string(k.rev) + " PD " +
+                 std::to_string(k.pd));
+    P::InitiatorConfig c = config_for(k.pers);
+    c.mpa_rev = k.rev;
+    Exchange x(c);
+    ASSERT_NO_FATAL_FAILURE(x.connect());
+    auto out = x.reject(pattern(k.pd), false);
+    const P::Outcome& o = x.ini.outcome();
+    EXPECT_TRUE(o.rejected) << "the wire carries a well-formed reject";
+    EXPECT_EQ(o.reject_pd, pattern(k.pd));
+    EXPECT_EQ(o.app_event, k.ev) << P::to_string(o.app_event);
+    EXPECT_EQ(o.app_status, k.status);
+    EXPECT_EQ(o.app_pd.size(), k.app_pd.size());
+    EXPECT_EQ(o.app_pd, k.app_pd);
+    EXPECT_EQ(o.app_kernel_fault, k.fault);
+    if (k.ev == E::kConnectError) {
+      ASSERT_FALSE(out.empty());
+      EXPECT_EQ(out.back().flags, P::kTcpRst | P::kTcpAck) << "refused with RST";
+    }
+  }
+}
+
+// irdma does not reassemble: a reply over two segments fails on the first (RST, REJECTED -104
+// with our own PD); siw and cxgb4 wait for the rest.
+TEST(SimPeer, SplitReplyPerPersonality) {
+  for (P::Personality pers : kAll) {
+    SCOPED_TRACE(P::to_string(pers));
+    Exchange x(config_for(pers));
+    ASSERT_NO_FATAL_FAILURE(x.connect());
+    const golden::RejectParams p = x.rsp.reject_params(bytes_of("two halves"), false);
+    const Bytes m = decode(golden::build_mpa_reject_frame(p)).payload;
+    const Bytes a(m.begin(), m.begin() + 26), b(m.begin() + 26, m.end());
+    auto out = x.deliver(x.rsp.frame(P::kTcpAck, a));
+    const P::Outcome& o = x.ini.outcome();
+    if (pers == P::Personality::kIrdma) {
+      ASSERT_EQ(out.size(), 1u);
+      EXPECT_EQ(out[0].flags, P::kTcpRst | P::kTcpAck);
+      EXPECT_EQ(x.ini.state(), State::kFailed);
+      EXPECT_NE(o.error.find("one segment"), std::string::npos) << o.error;
+      EXPECT_EQ(o.app_event, P::AppEvent::kRejected);
+      EXPECT_EQ(o.app_status, P::kECONNRESET);
+      EXPECT_EQ(o.app_pd, bytes_of("conn-req"));
+      EXPECT_FALSE(o.rejected);
+      continue;
+    }
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(is_pure_ack(out[0]));
+    x.deliver(x.rsp.frame(P::kTcpAck | P::kTcpPsh, b));
+    EXPECT_EQ(o.app_event, P::AppEvent::kRejected);
+    EXPECT_EQ(o.app_pd, bytes_of("two halves"));
+    EXPECT_EQ(o.app_status, pers == P::Personality::kSiw ? P::kECONNRESET : P::kECONNREFUSED);
+  }
+}
+
+// irdma_check_seq: a data segment whose ACK is not exactly SND.NXT is dropped without an ACK.
+TEST(SimPeer, IrdmaDropsReplyWithOldAck) {
+  Exchange x(config_for(P::Personality::kIrdma));
+  ASSERT_NO_FATAL_FAILURE(x.connect());
+  const Bytes good = x.rsp.reject(bytes_of("acked?"), false);
+  --x.rsp.rcv_nxt;
+  x.rsp.snd_nxt -= 20 + 4 + 6;
+  const Bytes stale = x.rsp.reject(bytes_of("acked?"), false);
+  ++x.rsp.rcv_nxt;
+  EXPECT_TRUE(x.deliver(stale).empty());
+  EXPECT_EQ(x.ini.outcome().stats.irdma_bad_ack, 1u);
+  EXPECT_EQ(x.ini.state(), State::kEstablished);
+  auto out = x.deliver(good);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(is_pure_ack(out[0]));
+  EXPECT_EQ(x.ini.outcome().app_event, P::AppEvent::kRejected);
+}
+
+// The second handshake of an MPA v1 retry: the responder answers the retry's SYN; returns the
+// retry's request's segments.
+std::vector<Seg> second_connect(Exchange& x, const Seg& syn) {
+  x.rsp.iss += 0x1000;
+  x.rsp.stream.clear();
+  x.cycle += 100;
+  x.ini.on_rx(x.rsp.syn_ack(syn), x.cycle);
+  auto out = drain(x.ini, x.cycle);
+  for (const Seg& s : out) x.rsp.take(s);
+  x.cycle += 100;
+  x.ini.on_rx(x.rsp.ack(), x.cycle);
+  return out;
+}
+
+// A RST while the rev-2 request waits for its reply. siw: REJECTED -104, no PD. irdma and
+// cxgb4 tell the application nothing and retry from the same port with MPA v1 (irdma's SYN
+// continues its sequence numbers, cxgb4's has another ISN); the v1 attempt is rejected with
+// ECONNREFUSED and the whole PD; a RST to the v1 attempt ends it with REJECTED -104.
+TEST(SimPeer, RstWhileRequestOutstanding) {
+  for (P::Personality pers : kAll) {
+    for (bool second_rst : {false, true}) {
+      SCOPED_TRACE(std::string(P::to_string(pers)) + (second_rst ? ", RST again" : ", reject"));
+      Exchange x(config_for(pers));
+      ASSERT_NO_FATAL_FAILURE(x.connect());
+      const uint32_t req_end = x.syn.seq + 1 + static_cast<uint32_t>(x.ini.request_bytes().size());
+      // irdma takes a RST without looking at its sequence number
+      const Bytes rst = pers == P::Personality::kIrdma
+                            ? x.rsp.frame_at(x.rsp.snd_nxt + 77, P::kTcpRst | P::kTcpAck)
+                            : x.rsp.rst();
+      auto out = x.deliver(rst);
+      const P::Outcome& o = x.ini.outcome();
+      EXPECT_TRUE(o.rst_received);
+      if (pers == P::Personality::kSiw) {
+        EXPECT_TRUE(out.empty());
+        EXPECT_EQ(x.ini.state(), State::kReset);
+        EXPECT_EQ(o.app_event, P::AppEvent::kRejected);
+        EXPECT_EQ(o.app_status, P::kECONNRESET);
+        EXPECT_TRUE(o.app_pd.empty());
+        break;
+      }
+      ASSERT_EQ(out.size(), 1u);
+      const Seg syn = out[0];
+      EXPECT_EQ(syn.flags, P::kTcpSyn);
+      EXPECT_EQ(syn.sport, x.syn.sport);
+      EXPECT_EQ(syn.dport, x.syn.dport);
+      const uint32_t want_isn =
+          pers == P::Personality::kIrdma ? req_end : ((x.syn.seq + 0x4000'0000u) & ~7u) + 3u;
+      EXPECT_EQ(syn.seq, want_isn);
+      EXPECT_EQ(o.retry_syn_seq, want_isn);
+      EXPECT_EQ(o.attempts, 2u);
+      EXPECT_EQ(o.retry_cycle, x.cycle);
+      EXPECT_EQ(o.app_event, P::AppEvent::kNone) << "nothing reaches the application";
+      EXPECT_EQ(x.ini.state(), State::kSynSent);
+      auto req = second_connect(x, syn);
+      ASSERT_EQ(req.size(), 2u);
+      EXPECT_TRUE(is_pure_ack(req[0]));
+      EXPECT_EQ(req[1].seq, want_isn + 1);
+      // MPA v1: Rev 1, the configured flags without 0x10, no IRD/ORD word
+      Bytes v1 = mpa_hdr("MPA ID Req Frame", 0x40, 1, 8);
+      for (uint8_t b : bytes_of("conn-req")) v1.push_back(b);
+      EXPECT_EQ(req[1].payload, v1);
+      EXPECT_EQ(x.ini.request_bytes(), v1);
+      EXPECT_EQ(x.ini.retry_request_bytes(), v1);
+      EXPECT_EQ(o.request_rev, 1);
+      if (second_rst) {
+        x.deliver(x.rsp.rst());
+        EXPECT_EQ(x.ini.state(), State::kReset);
+        EXPECT_EQ(o.app_event, P::AppEvent::kRejected);
+        EXPECT_EQ(o.app_status, P::kECONNRESET);
+        EXPECT_EQ(o.app_pd, pers == P::Personality::kIrdma ? bytes_of("conn-req") : Bytes{});
+        continue;
+      }
+      out = x.reject(bytes_of("v1 says no"), false);
+      EXPECT_TRUE(o.rejected);
+      EXPECT_EQ(o.reply_rev, 1);
+      EXPECT_EQ(o.app_event, P::AppEvent::kRejected);
+      EXPECT_EQ(o.app_status, P::kECONNREFUSED);
+      EXPECT_EQ(o.app_pd, bytes_of("v1 says no"));
+    }
+  }
+}
+
+// A RST to the SYN. siw: rdma_connect() itself fails with ECONNREFUSED. irdma: one retry with
+// MPA v1 (SYN at the same sequence number), then REJECTED -104 with our PD. cxgb4:
+// REJECTED -104 without PD.
+TEST(SimPeer, SynAnsweredByRst) {
+  for (P::Personality pers : kAll) {
+    SCOPED_TRACE(P::to_string(pers));
+    Exchange x(config_for(pers));
+    x.ini.start(0);
+    const Seg syn = drain(x.ini, 0).at(0);
+    x.rsp.rcv_nxt = syn.seq + 1;
+    auto out = x.deliver(x.rsp.rst());
+    const P::Outcome& o = x.ini.outcome();
+    if (pers == P::Personality::kIrdma) {
+      ASSERT_EQ(out.size(), 1u);
+      EXPECT_EQ(out[0].flags, P::kTcpSyn);
+      EXPECT_EQ(out[0].seq, syn.seq + 1);
+      EXPECT_EQ(o.app_event, P::AppEvent::kNone);
+      x.rsp.rcv_nxt = out[0].seq + 1;
+      out = x.deliver(x.rsp.rst());
+    }
+    EXPECT_TRUE(out.empty());
+    EXPECT_EQ(x.ini.state(), State::kReset);
+    switch (pers) {
+      case P::Personality::kSiw:
+        EXPECT_EQ(o.app_event, P::AppEvent::kConnectFailed);
+        EXPECT_EQ(o.app_status, P::kECONNREFUSED);
+        break;
+      case P::Personality::kIrdma:
+        EXPECT_EQ(o.app_event, P::AppEvent::kRejected);
+        EXPECT_EQ(o.app_status, P::kECONNRESET);
+        EXPECT_EQ(o.app_pd, bytes_of("conn-req"));
+        EXPECT_EQ(o.attempts, 2u);
+        break;
+      case P::Personality::kCxgb4:
+        EXPECT_EQ(o.app_event, P::AppEvent::kRejected);
+        EXPECT_EQ(o.app_status, P::kECONNRESET);
+        EXPECT_TRUE(o.app_pd.empty());
+        break;
+    }
+  }
+}
+
+// Nobody answers the SYN. irdma_cm_timer_tick: retransmissions 1, 3, 7, 15, 27, 39, 51, 63
+// RTOs after the SYN (the timeout doubles up to 12 RTOs), then irdma_retrans_expired sends a
+// RST at 75: REJECTED -104 with our PD. siw/cxgb4: Linux-like doubling, silent end; siw's
+// rdma_connect() fails with ETIMEDOUT, cxgb4 reports UNREACHABLE.
+TEST(SimPeer, UnansweredSynPerPersonality) {
+  for (P::Personality pers : kAll) {
+    SCOPED_TRACE(P::to_string(pers));
+    P::InitiatorConfig c = config_for(pers);
+    c.max_retransmits = 8;
+    Exchange x(c);
+    x.ini.start(0);
+    ASSERT_EQ(drain(x.ini, 0).size(), 1u);
+    std::vector<uint64_t> at;
+    std::vector<uint8_t> last;
+    for (int n = 0; n < 20 && !x.ini.finished(); ++n) {
+      auto out = x.tick();
+      for (const Seg& g : out) {
+        at.push_back(x.cycle / kRto);
+        last.push_back(g.flags);
+      }
+    }
+    const P::Outcome& o = x.ini.outcome();
+    EXPECT_EQ(x.ini.state(), State::kFailed);
+    if (pers == P::Personality::kIrdma) {
+      EXPECT_EQ(at, (std::vector<uint64_t>{1, 3, 7, 15, 27, 39, 51, 63, 75}));
+      EXPECT_EQ(last.back(), P::kTcpRst | P::kTcpAck);
+      EXPECT_EQ(o.app_event, P::AppEvent::kRejected);
+      EXPECT_EQ(o.app_status, P::kECONNRESET);
+      EXPECT_EQ(o.app_pd, bytes_of("conn-req"));
+      continue;
+    }
+    EXPECT_EQ(at, (std::vector<uint64_t>{1, 3, 7, 15, 31, 63, 127, 255}));
+    EXPECT_EQ(o.closed_cycle, 511 * kRto);
+    EXPECT_EQ(o.app_status, P::kETIMEDOUT);
+    EXPECT_EQ(o.app_event, pers == P::Personality::kSiw ? P::AppEvent::kConnectFailed
+                                                        : P::AppEvent::kUnreachable);
+  }
+}
+
+// No reply to an ACKed request. siw: MPAREQ_TIMEOUT -> UNREACHABLE -110 and FIN. cxgb4:
+// ep_timeout -> UNREACHABLE -110 and RST. irdma has no MPA timer: the request's entry keeps
+// counting without resending and runs out 75 RTOs after the request (RST, REJECTED -104).
+TEST(SimPeer, ReplyTimeoutPerPersonality) {
+  for (P::Personality pers : kAll) {
+    SCOPED_TRACE(P::to_string(pers));
+    P::InitiatorConfig c = config_for(pers);
+    c.max_retransmits = 8;
+    Exchange x(c);
+    ASSERT_NO_FATAL_FAILURE(x.connect());
+    const uint64_t sent = x.ini.outcome().request_last_cycle;
+    std::vector<Seg> out;
+    for (int n = 0; n < 20 && out.empty() && !x.ini.finished(); ++n) out = x.tick();
+    ASSERT_EQ(out.size(), 1u);
+    const P::Outcome& o = x.ini.outcome();
+    EXPECT_EQ(o.retransmits, 0u);
+    switch (pers) {
+      case P::Personality::kSiw:
+        EXPECT_EQ(x.cycle, sent + kReplyTimeout);
+        EXPECT_EQ(out[0].flags, P::kTcpFin | P::kTcpAck);
+        EXPECT_EQ(o.app_event, P::AppEvent::kUnreachable);
+        EXPECT_EQ(o.app_status, P::kETIMEDOUT);
+        break;
+      case P::Personality::kIrdma:
+        EXPECT_EQ(x.cycle, sent + 75 * kRto);
+        EXPECT_EQ(out[0].flags, P::kTcpRst | P::kTcpAck);
+        EXPECT_EQ(o.app_event, P::AppEvent::kRejected);
+        EXPECT_EQ(o.app_status, P::kECONNRESET);
+        EXPECT_EQ(o.app_pd, bytes_of("conn-req"));
+        break;
+      case P::Personality::kCxgb4:
+        EXPECT_EQ(x.cycle, sent + kReplyTimeout);
+        EXPECT_EQ(out[0].flags, P::kTcpRst | P::kTcpAck);
+        EXPECT_EQ(o.app_event, P::AppEvent::kUnreachable);
+        EXPECT_EQ(o.app_status, P::kETIMEDOUT);
+        break;
+    }
+  }
+}
+
+// set_kernel(): the SYN and the request as each kernel sends them.
+TEST(SimPeer, SetKernelWire) {
+  struct Want {
+    P::Personality pers;
+    Bytes syn_options;
+    uint16_t window;
+    uint8_t flags, retry_flags;
+    uint32_t word;
+  };
+  const std::vector<Want> wants = {
+      {P::Personality::kSiw,
+       {2, 4, 0x05, 0xB4, 4, 2, 8, 10, 0, 1, 0, 0, 0, 0, 0, 0, 1, 3, 3, 7},
+       64240,
+       0x10,
+       0x00,
+       0x0004'0002},
+      {P::Personality::kIrdma, {2, 4, 0x05, 0xB4, 3, 3, 2, 0}, 0xFFFF, 0x50, 0x40, 0x8004'C002},
+      {P::Personality::kCxgb4, {2, 4, 0x05, 0xB4, 1, 3, 3, 3}, 0xFFFF, 0x50, 0x40, 0x8004'4002},
+  };
+  for (const Want& w : wants) {
+    SCOPED_TRACE(P::to_string(w.pers));
+    P::InitiatorConfig c = base_config();
+    c.set_kernel(w.pers, 4, 2);
+    EXPECT_EQ(c.personality, w.pers);
+    Exchange x(c);
+    ASSERT_NO_FATAL_FAILURE(x.connect());
+    EXPECT_EQ(x.syn.options, w.syn_options);
+    EXPECT_EQ(x.syn.doff, 5 + w.syn_options.size() / 4);
+    EXPECT_EQ(x.syn.window, w.window);
+    ASSERT_EQ(x.request.size(), 1u);
+    Bytes req = mpa_hdr("MPA ID Req Frame", w.flags, 2, 12);
+    wr32(req, w.word);
+    for (uint8_t b : bytes_of("conn-req")) req.push_back(b);
+    EXPECT_EQ(x.request[0].payload, req);
+    Bytes v1 = mpa_hdr("MPA ID Req Frame", w.retry_flags, 1, 8);
+    for (uint8_t b : bytes_of("conn-req")) v1.push_back(b);
+    EXPECT_EQ(x.ini.retry_request_bytes(), v1);
+    // the exchange still works: the reject reaches each application
+    x.reject(bytes_of("no"), false);
+    EXPECT_EQ(x.ini.outcome().app_event, P::AppEvent::kRejected);
+  }
+  P::InitiatorConfig c = base_config();
+  c.rto_cycles = 100;
+  c.set_kernel(P::Personality::kSiw);
+  EXPECT_EQ(c.reply_timeout_cycles, 1000u);  // MPAREQ_TIMEOUT 10 s at a 1 s RTO
+  c.set_kernel(P::Personality::kCxgb4);
+  EXPECT_EQ(c.reply_timeout_cycles, 6000u);  // ep_timeout_secs 60
+  EXPECT_FALSE(c.fin_after_reject);
+  c.set_kernel(P::Personality::kIrdma, 0, 0);
+  EXPECT_EQ(c.ird_ord, 0x8000'C001u);  // irdma_record_ird_ord: ORD 0 -> 1
+  EXPECT_EQ(c.max_retransmits, 8u);
 }
 
 TEST(SimPeer, DeterministicFrames) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // The simulated iWARP *initiator* (active side) that Bouncer (the passive side) faces: a
-// reduced Linux TCP + siw/irdma MPA initiator, frame in / frame out, driven by a cycle count.
+// reduced TCP + MPA initiator with the rules of one of three Linux initiators (siw, irdma,
+// cxgb4), frame in / frame out, driven by a cycle count. Besides the wire it reports what
+// rdma_cm would hand the application (Outcome::app_*), as the kernel sources decide it.
 //
 // Plain C++20, no SystemC, no threads, no wall time: the same inputs at the same cycles give
 // the same frames. Frames are Ethernet frames without FCS, byte 0 first on the wire.
@@ -21,6 +23,15 @@ namespace bouncer::peer {
 inline constexpr size_t kMpaHeaderLen = 20;  // key(16) + flags + rev + PD_Length(2)
 inline constexpr size_t kMpaIrdOrdLen = 4;   // RFC 6581 IRD/ORD word
 inline constexpr size_t kMpaPdMax = 512;     // maximum PD_Length (RFC 5044, irdma)
+inline constexpr size_t kSiwPdMax = 256;     // siw MPA_MAX_PRIVDATA (siw_recv_mpa_rr)
+inline constexpr size_t kCxgb4PdMax = 256;   // cxgb4 MPA_MAX_PRIVATE_DATA (process_mpa_reply)
+// cxgb4's reply buffer, mpa_pkt[sizeof(struct mpa_message) + MPA_MAX_PRIVATE_DATA].
+inline constexpr size_t kCxgb4MpaBuf = kMpaHeaderLen + kCxgb4PdMax;
+// irdma parses one received segment at a time; IRDMA_MAX_CM_BUF = 32 + 512 bytes at most.
+inline constexpr size_t kIrdmaMaxCmBuf = 32 + kMpaPdMax;
+// Stands for kernel memory the driver hands to the application without having written it
+// (irdma's 4 bytes read past the frame, siw/cxgb4 lengths that wrapped): not wire data.
+inline constexpr uint8_t kAppPdJunk = 0xEE;
 inline constexpr uint8_t kMpaFlagMarkers = 0x80;
 inline constexpr uint8_t kMpaFlagCrc = 0x40;
 inline constexpr uint8_t kMpaFlagReject = 0x20;
@@ -38,15 +49,56 @@ inline constexpr uint8_t kTcpRst = 0x04;
 inline constexpr uint8_t kTcpPsh = 0x08;
 inline constexpr uint8_t kTcpAck = 0x10;
 
+// Negative errno values as rdma_cm reports them in event->status.
+inline constexpr int kEINVAL = -22;
+inline constexpr int kEPROTO = -71;
+inline constexpr int kECONNRESET = -104;
+inline constexpr int kETIMEDOUT = -110;
+inline constexpr int kECONNREFUSED = -111;
+
+// Which Linux initiator the model follows (rules and sources: sim/peer/README.md).
+enum class Personality : uint8_t {
+  kSiw,    // drivers/infiniband/sw/siw/siw_cm.c over the Linux TCP stack
+  kIrdma,  // drivers/infiniband/hw/irdma/cm.c: software TCP for the handshake, one segment each
+  kCxgb4,  // drivers/infiniband/hw/cxgb4/cm.c: TCP in the adapter, MPA in the driver
+};
+const char* to_string(Personality p);
+
+// The option layout of our SYN.
+enum class SynOptions : uint8_t {
+  kMssNopWs,  // MSS, NOP, window scale (8 bytes)
+  kLinux,     // MSS, SACK-permitted, timestamps, NOP, window scale (20 bytes): siw's TCP
+  kIrdma,     // MSS, window scale, EOL (8 bytes): irdma_send_syn
+};
+
+// What rdma_cm hands the application that called rdma_connect() (cma_iw_handler maps the
+// provider's IW_CM_EVENT_CONNECT_REPLY status: 0 ESTABLISHED, -ECONNRESET/-ECONNREFUSED
+// REJECTED, -ETIMEDOUT UNREACHABLE, anything else CONNECT_ERROR).
+enum class AppEvent : uint8_t {
+  kNone,           // not decided (yet), or a test fault ended the exchange
+  kEstablished,    // RDMA_CM_EVENT_ESTABLISHED
+  kRejected,       // RDMA_CM_EVENT_REJECTED
+  kConnectError,   // RDMA_CM_EVENT_CONNECT_ERROR
+  kUnreachable,    // RDMA_CM_EVENT_UNREACHABLE
+  kConnectFailed,  // no event: rdma_connect() itself returned the error (siw's TCP connect)
+};
+const char* to_string(AppEvent e);
+
 struct InitiatorConfig {
+  // The rules the initiator follows: reply limits, what a RST or a timeout does, how it
+  // closes, and Outcome::app_*. The wire fields below are independent of it;
+  // set_kernel() sets them to what that kernel sends.
+  Personality personality = Personality::kSiw;
   std::array<uint8_t, 6> mac{}, peer_mac{};  // ours (initiator) and Bouncer's
   std::optional<uint16_t> vlan_tci;          // 802.1Q tag on every frame; RX must match its VID
   uint32_t ip = 0, peer_ip = 0;              // host-order integers, 0x0A000001 = 10.0.0.1
   uint16_t port = 0, peer_port = 0;
   uint32_t isn = 0;
-  uint16_t mss = 1460;       // SYN option; segments never exceed min(mss, peer's MSS)
-  uint8_t wscale = 7;        // SYN option; scaling is in effect only if the SYN-ACK has one too
-  uint16_t window = 0xFFFF;  // the TCP window field of every segment we send
+  uint16_t mss = 1460;  // SYN option; segments never exceed min(mss, peer's MSS)
+  uint8_t wscale = 7;   // SYN option; scaling is in effect only if the SYN-ACK has one too
+  SynOptions syn_options = SynOptions::kMssNopWs;
+  uint32_t ts_val = 0x0001'0000;  // TSval of the kLinux timestamps option (TSecr 0)
+  uint16_t window = 0xFFFF;       // the TCP window field of every segment we send
   uint8_t mpa_rev = 2;
   bool enhanced = true;               // RFC 6581 (flag 0x10 + IRD/ORD word); only with mpa_rev == 2
   uint32_t ird_ord = 0x80104010;      // ctrl_ird << 16 | ctrl_ord: P2P, IRD 16, READ RTR, ORD 16
@@ -56,16 +108,19 @@ struct InitiatorConfig {
   unsigned request_segments = 1;      // split the MPA request over N TCP segments (0 acts as 1)
   uint64_t rto_cycles = 250'000;      // first retransmission timeout (doubles); SYN, data, FIN
   unsigned max_retransmits = 5;       // consecutive timeouts without progress before kFailed
-  bool fin_after_reject = true;       // close with FIN after the reject (like siw/Linux), else RST
+  bool fin_after_reject = true;       // siw: close with FIN after the reject, else RST
   // Extensions (not in the original brief):
   uint64_t time_wait_cycles = 500'000;  // TIME_WAIT length (2 * the default rto)
   uint64_t close_delay_cycles = 0;      // application think time between the reply and our close
-  // No MPA reply this long after the request (or the handshake, for kNoRequest): RST, kFailed.
-  // siw's MPAREQ_TIMEOUT is 10 s; the default is 10 * rto (scaled like rto). 0 disables it.
+  // No MPA reply this long after the request (or the handshake, for kNoRequest): the
+  // personality's timeout (siw: UNREACHABLE and FIN; cxgb4: UNREACHABLE and RST). siw's
+  // MPAREQ_TIMEOUT is 10 s, cxgb4's ep_timeout_secs 60 s; the default is 10 * rto
+  // (scaled like rto). 0 disables it. irdma has no such timer (its request's retransmission
+  // entry runs out instead); it uses this one only for Fault::kNoRequest.
   uint64_t reply_timeout_cycles = 2'500'000;
-  // irdma's initiator check (mpa-irdma-siw.md §5.2): a rev-2 reply, reject or not, must carry
-  // P2P in ctrl_ird and an RTR bit in ctrl_ord, else RST and kFailed. siw does not check.
-  bool strict_ird_ord = false;
+  // cxgb4's MPA v1 retry opens a second connection with a fresh ISN; unset: derived from isn.
+  // (irdma's retry SYN continues its sequence numbers instead.)
+  std::optional<uint32_t> retry_isn;
   bool pad_min_frame = true;  // pad frames to 60 bytes (no FCS) as a MAC does on the wire
   uint16_t ip_id = 0x1000;    // IPv4 identification of the first frame, +1 per new frame
   uint8_t ttl = 64, tos = 0;
@@ -81,6 +136,13 @@ struct InitiatorConfig {
     kPdTooLong,        // PD_Length kFaultPdLength, PD = private_data zero-padded to fit
     kNoRequest,        // handshake ACK, then silence (reply timeout applies)
   } fault = Fault::kNone;
+
+  // Sets personality = p and the wire and timers to what p's kernel uses with its default
+  // module parameters, for an application asking for `ird` responder resources and `ord`
+  // initiator depth: MPA rev, flags and IRD/ORD word of the request, SYN options, window
+  // scale, window, retransmission count and reply timeout (scaled to rto_cycles). Addresses,
+  // private data, ISN and faults are left alone. Table in sim/peer/README.md.
+  void set_kernel(Personality p, uint16_t ird = 1, uint16_t ord = 1);
 };
 
 enum class State {
@@ -96,9 +158,10 @@ enum class State {
   // terminal:
   kDone,     // orderly close completed
   kReset,    // a RST from Bouncer was accepted
-  kAborted,  // we sent a RST (fin_after_reject == false, kRstAfter* faults)
-  kFailed,   // protocol error in the reply (RST sent), reply timeout (RST sent), or
-             // retransmissions exhausted (nothing sent, like Linux); see Outcome::error
+  kAborted,  // we sent a RST (after a reject: cxgb4 always, siw with fin_after_reject ==
+             // false or unread data; kRstAfter* faults)
+  kFailed,   // the personality refused the reply or timed out and sent RST, or the
+             // retransmissions ran out (RST: irdma; nothing: Linux TCP); see Outcome::error
 };
 
 const char* to_string(State s);
@@ -118,10 +181,13 @@ struct Stats {
   uint64_t ooo_dropped = 0;          // out-of-order buffer full
   uint64_t duplicate_data = 0;       // segments whose data was entirely old (ACKed again)
   uint64_t ignored = 0;              // not started, terminal state, or unexpected flags
+  uint64_t irdma_bad_ack = 0;        // irdma: data whose ACK is not SND.NXT, dropped unanswered
 };
 
 struct Outcome {
   State state = State::kClosed;
+  // The wire: a complete, well-formed MPA reply (reply key, Rev <= 2, PD_Length <= 512) was
+  // received, whether or not the personality took it.
   bool rejected = false;           // MPA reply with R = 1
   bool accepted = false;           // MPA reply with R = 0 (not expected from Bouncer)
   std::vector<uint8_t> reject_pd;  // ULP PD; the IRD/ORD word stripped when the reply is enhanced
@@ -143,13 +209,26 @@ struct Outcome {
   bool reply_had_fin = false;          // ... in the same segment as the end of the reply
   bool rst_received = false, rst_sent = false;
   uint64_t rst_cycle = 0;  // when the RST was received or handed out
+  // What rdma_cm hands the application (sim/peer/README.md, docs/interop.md):
+  AppEvent app_event = AppEvent::kNone;
+  int app_status = 0;             // event->status, or rdma_connect()'s -errno (kConnectFailed)
+  std::vector<uint8_t> app_pd;    // event->param.conn.private_data, private_data_len bytes;
+                                  // kAppPdJunk where the kernel hands out unwritten memory
+  bool app_kernel_fault = false;  // the kernel dereferences a bad pointer delivering it (siw:
+                                  // PD_Length > 256 -> kmemdup of NULL + 4 in iw_cm)
+  uint64_t app_cycle = 0;         // when the provider reported it
+  // MPA v1 retry (irdma and cxgb4 after a RST to a rev-2 attempt):
+  unsigned attempts = 0;       // TCP connections opened (2 after a retry)
+  uint8_t request_rev = 0;     // Rev of the last request sent
+  uint64_t retry_cycle = 0;    // the RST that started the retry
+  uint32_t retry_syn_seq = 0;  // sequence number of the retry's SYN
   Stats stats;
 };
 
 class Initiator {
  public:
   // Throws std::invalid_argument for an impossible configuration (rto_cycles 0, request PD
-  // over 512 bytes without Fault::kPdTooLong, mpa_rev 0).
+  // over 512 bytes without Fault::kPdTooLong).
   explicit Initiator(InitiatorConfig cfg);
 
   void start(uint64_t cycle);                                   // queue the SYN
@@ -165,8 +244,10 @@ class Initiator {
   bool finished() const;
   const InitiatorConfig& config() const { return cfg_; }
 
-  // The MPA request payload (all segments concatenated) this configuration sends.
+  // The MPA request payload (all segments concatenated) of the current attempt.
   const std::vector<uint8_t>& request_bytes() const { return req_; }
+  // The request an MPA v1 retry sends (Rev 1, no IRD/ORD word, no fault).
+  std::vector<uint8_t> retry_request_bytes() const;
 
  private:
   // A segment that occupies sequence space, kept until acknowledged (retransmission queue).
@@ -198,8 +279,27 @@ class Initiator {
   void on_segment_syn_sent(const Rx& s, uint64_t cycle);
   void accept_data(const Rx& s, bool& need_ack, bool& fin_now);
   void deliver(std::span<const uint8_t> data);
-  void try_parse_reply(uint64_t cycle);
-  void after_reply(uint64_t cycle);
+  std::vector<uint8_t> build_request(uint8_t rev, bool enhanced, bool faults) const;
+  bool irdma() const { return cfg_.personality == Personality::kIrdma; }
+  bool siw() const { return cfg_.personality == Personality::kSiw; }
+  bool cxgb4() const { return cfg_.personality == Personality::kCxgb4; }
+  bool awaiting_reply() const;
+  void parse_stream_reply(uint64_t cycle);  // siw, cxgb4
+  void parse_irdma_segment(std::span<const uint8_t> seg, uint64_t cycle);
+  void record_wire(std::span<const uint8_t> m);
+  void reply_taken(AppEvent e, int status, std::vector<uint8_t> pd, uint64_t cycle);
+  void reply_refused(std::string why, AppEvent e, int status, std::vector<uint8_t> pd, bool reset,
+                     uint64_t cycle);
+  void fin_close();
+  void peer_closed_before_reply(bool unread, uint64_t cycle);
+  void on_reset(uint64_t cycle, State prev);
+  void retry_v1(uint64_t cycle);
+  void on_reply_timeout(uint64_t cycle);
+  void on_retransmit_exhausted(uint64_t cycle);
+  void app(AppEvent e, int status, std::vector<uint8_t> pd, uint64_t cycle);
+  std::vector<uint8_t> own_pd() const;
+  std::vector<uint8_t> siw_pd(std::span<const uint8_t> pd_written, size_t pd_len) const;
+  std::vector<uint8_t> cxgb4_pd(size_t pd_len) const;
   void close(uint64_t cycle);
   void send_fin();
   void send_rst();
@@ -222,6 +322,10 @@ class Initiator {
   std::vector<OooSeg> ooo_;
   std::vector<uint8_t> rx_;  // in-order received stream, kept up to the end of the reply
   uint16_t ip_id_;
+  uint8_t rev_;  // Rev of the current attempt's request
+  bool enh_;     // the current request is enhanced (Rev 2 + 0x10 + IRD/ORD word)
+  bool retried_ = false;
+  bool cx_overflow_ = false;  // cxgb4: more than kCxgb4MpaBuf reply bytes arrived
   // TCP send/receive state (RFC 793 names)
   uint32_t snd_una_ = 0, snd_nxt_ = 0, rcv_nxt_ = 0;
   uint32_t snd_wnd_ = 0;
