@@ -117,6 +117,18 @@ Cm::~Cm() {
   for (unsigned i = 0; i < listeners_.size(); ++i) {
     if (listeners_[i]) (void)dev_.cqp_destroy_listener(i);
   }
+  // A request the application never answered would hold its cm_id (a node waiting for the
+  // host has no timer) until the core is reset. iw_cm rejects it when the listener goes away
+  // or the id is destroyed; so does this: no PD, the listener's FIN policy. Requests read off
+  // the AEQ meanwhile are held too, hence the passes (bounded: no listener takes new ones).
+  for (int pass = 0; pass < 4; ++pass) {
+    std::vector<uint32_t> held;
+    for (const auto& [id, n] : nodes_) {
+      if (n.state == NodeState::kHeld || n.state == NodeState::kHeldReset) held.push_back(id);
+    }
+    if (held.empty()) break;
+    for (uint32_t id : held) (void)reject(id, {});
+  }
 }
 
 // ------------------------------------------------------------------------------- listeners

@@ -60,14 +60,52 @@ bool is_wqe_dma_error(std::span<const std::byte> cqe) {
 }
 
 // Waits (bounded) until STATUS shows neither engine busy. false on timeout.
-bool wait_idle(hal::Device& hal, uint64_t timeout_cycles, uint64_t interval) {
-  const uint32_t busy = regs::field::STATUS::SQ_BUSY.mask() | regs::field::STATUS::CQP_BUSY.mask();
+// The STATUS bits set in `st`, by name, with what each means for a reset that does not come.
+std::string status_names(uint32_t st) {
+  namespace fs = regs::field::STATUS;
+  struct Bit {
+    uint32_t mask;
+    const char* name;
+  } const bits[] = {
+      {fs::SQ_BUSY.mask(), "SQ_BUSY"},
+      {fs::CQP_BUSY.mask(), "CQP_BUSY"},
+      {fs::CM_BUSY.mask(), "CM_BUSY"},
+      {fs::DMA_BUSY.mask(), "DMA_BUSY (a host-memory access is unanswered)"},
+      {fs::CQ_FULL.mask(), "CQ_FULL"},
+      {fs::CCQ_FULL.mask(), "CCQ_FULL"},
+      {fs::AEQ_FULL.mask(), "AEQ_FULL"},
+      {fs::DMA_WR_ERR.mask(), "DMA_WR_ERR"},
+      {fs::CM_READY.mask(), "CM_READY"},
+  };
+  std::string out;
+  for (const Bit& b : bits) {
+    if ((st & b.mask) == 0) continue;
+    if (!out.empty()) out += ", ";
+    out += b.name;
+  }
+  return out.empty() ? "none" : out;
+}
+
+// CTRL.RESET with ENABLE 0: the core forgets every connection, listener and queue once nothing
+// is in flight (regs/bouncer.toml). Waits until it has: CTRL.RESET reads 0 again. The tables'
+// sweep that follows is STATUS.CM_READY's business (wait_cm_ready; the engines wait for it).
+Result<void> reset_core(hal::Device& hal, uint64_t timeout_cycles, uint64_t interval) {
+  namespace fc = regs::field::CTRL;
+  hal.write32(r::CTRL, fc::RESET.put(1));
   const uint64_t deadline = hal.now_cycles() + timeout_cycles;
-  while ((hal.read32(r::STATUS) & busy) != 0) {
-    if (hal.now_cycles() >= deadline) return false;
+  while (fc::RESET.get(hal.read32(r::CTRL)) != 0) {
+    if (hal.now_cycles() >= deadline) {
+      const uint32_t st = hal.read32(r::STATUS);
+      return make_error(
+          Errc::kTimeout,
+          fmt::format("{}: the core did not carry out CTRL.RESET within {} cycles (STATUS "
+                      "0x{:03X}: {}); it resets only once no engine, DMA or frame is in flight: "
+                      "reprogram the card or reset it (docs/operations.md)",
+                      hal.name(), timeout_cycles, st, status_names(st)));
+    }
     hal.wait_cycles(interval);
   }
-  return true;
+  return {};
 }
 
 Completion decode_cqe(std::span<const std::byte> img) {
@@ -197,9 +235,10 @@ Result<std::unique_ptr<Device>> Device::open(hal::Device& hal, DeviceConfig cfg)
   }
   if (cfg.poll_interval_cycles == 0) cfg.poll_interval_cycles = 1;
 
-  hal.write32(r::CTRL, 0);
-  if (!wait_idle(hal, cfg.cqp_timeout_cycles, cfg.poll_interval_cycles)) {
-    return make_error(Errc::kState, "engines still busy after CTRL.ENABLE = 0");
+  // Whatever a previous owner left (enabled engines, listeners, connections whose PD slots
+  // and templates live in memory it no longer owns, full rings) goes before anything new.
+  if (auto rc = reset_core(hal, cfg.reset_timeout_cycles, cfg.poll_interval_cycles); !rc) {
+    return rc.error();
   }
 
   std::vector<queues::SqRing> sqs;
@@ -257,10 +296,39 @@ Result<std::unique_ptr<Device>> Device::open(hal::Device& hal, DeviceConfig cfg)
   return std::unique_ptr<Device>(new Device(hal, std::move(cfg), caps, std::move(parts)));
 }
 
+Result<void> Device::close() {
+  std::lock_guard lk(mu_);
+  if (closed_) return {};
+  closed_ = true;
+  auto rc = reset_core(hal_, cfg_.reset_timeout_cycles, cfg_.poll_interval_cycles);
+  if (!rc) {
+    // The core may still read or write this memory: it is never handed back.
+    struct Abandoned {
+      std::vector<Sq> sqs;
+      queues::CqRing cq;
+      queues::SqRing cqp;
+      queues::CqRing ccq;
+      queues::CqRing aeq;
+      std::unique_ptr<hal::DmaBuffer> pd_pool, ctx_pool, pd_area;
+      std::array<std::unique_ptr<hal::DmaBuffer>, regs::kNumListeners> tmpl;
+      std::vector<std::unique_ptr<hal::DmaBuffer>> retired_tmpl;
+    };
+    // kept reachable (a leak checker would report the memory otherwise)
+    static std::mutex graveyard_mu;
+    static auto* graveyard = new std::vector<std::unique_ptr<Abandoned>>();
+    std::lock_guard g(graveyard_mu);
+    graveyard->push_back(std::make_unique<Abandoned>(Abandoned{std::move(sqs_),         std::move(cq_),      std::move(cqp_),
+                        std::move(ccq_),         std::move(aeq_),     std::move(pd_pool_),
+                        std::move(ctx_pool_),    std::move(pd_area_), std::move(tmpl_),
+                        std::move(retired_tmpl_)}));
+    return make_error(rc.error().code, rc.error().message + "; its host memory is kept (leaked)");
+  }
+  return {};
+}
+
 Device::~Device() {
-  hal_.write32(r::CTRL, 0);
-  // "0: they finish the WQE in flight and stop": let that WQE land before its memory goes.
-  (void)wait_idle(hal_, cfg_.cqp_timeout_cycles, cfg_.poll_interval_cycles);
+  if (auto rc = close(); !rc)
+    fmt::print(stderr, "bouncer: closing the device: {}\n", rc.error().message);
 }
 
 uint64_t Device::pd_slot_addr(uint16_t wqe_idx, unsigned sq) const {

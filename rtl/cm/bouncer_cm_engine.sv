@@ -304,7 +304,7 @@ module bouncer_cm_engine #(
     S_CTX_RD, S_CTX_WAIT, S_DISPATCH, S_ASM_CMD, S_ASM_RSP, S_MPA,
     // epilogue
     E_DROP, E_DROP_RSP, E_PDDMA_CMD, E_PDDMA_CHUNK, E_PDDMA_WAIT, E_CTRL_A,
-    E_REJ_LOAD, E_REJ_DMA_CMD, E_REJ_DMA_DATA, E_REJ_START, E_REJ_WAIT, E_COPY, E_COPY_WAIT,
+    E_REJ_LOAD, E_REJ_DMA_CMD, E_REJ_DMA_DATA, E_REJ_START, E_REJ_WAIT,
     E_CTRL_B, E_EVT, E_CT_DEL, E_CT_DEL_WAIT, E_FREE, E_CTX_WR, E_TMR, E_HRSP
   } state_t;
   state_t state_q;
@@ -359,8 +359,10 @@ module bouncer_cm_engine #(
   logic [ADDR_W-1:0] wr_addr_q;
   logic        sof_seen_q, done_seen_q;
   logic        asm_last_q;
-  // the slot copy (E_COPY): this job's reject PD came from elsewhere and the node lives on
-  logic        p_copy_q;
+  // the slot copy: this job's reject PD came from elsewhere and the node lives on (p_copy_q);
+  // copy_q: the E_PDDMA_CHUNK / E_PDDMA_WAIT loop writes that copy (from the shadow RAM)
+  // rather than the request PD (from the assembler)
+  logic        p_copy_q, copy_q;
   logic [3:0]  copy_row_q, copy_rows_q;   // 64-byte rows: this one, and how many
   logic [3:0]  copy_last_beats_q;         // 8-byte beats of the last row (1..8)
 
@@ -455,6 +457,7 @@ module bouncer_cm_engine #(
   logic        cx_io_bad_q;     // a host reject's IRD/ORD word fails io_safe on this request
   logic        cx_reasm_sooner_q;  // now + MPA_REASM_TIMEOUT comes before DEADLINE
   logic        hx_slot_q;       // a host reject's PD_ADDR is the node's slot
+  logic        cx_pd_long_q;    // a host reject's PD_Length on the wire over MPA_PD_MAX
   // A timer job's "due" (now reached the deadline) in S_DISPATCH, the next cycle: `now` is
   // then now + now_inc, so it is the compare against now or against now + 1 (now_p1_q), both
   // taken in S_CTX_WAIT, picked by now_inc.
@@ -474,7 +477,10 @@ module bouncer_cm_engine #(
       cx_io_bad_q    <= h_ird_ord_valid && ctx_rd.req_rev == 8'd2 && ctx_rd.req_flags[4] &&
                         !io_safe(h_ird_ord, ctx_rd.req_ird_ord);
       cx_reasm_sooner_q <= $signed(dl_reasm_q - ctx_rd.deadline) < 0;
-      hx_slot_q      <= (h_pd_addr == slot_addr);
+      hx_slot_q      <= (h_pd_addr == slot_addr_q);
+      cx_pd_long_q   <= (ctx_rd.req_rev == 8'd2 && ctx_rd.req_flags[4])
+                        ? ({6'd0, h_pd_len} > 16'(bouncer_regs_pkg::MPA_PD_MAX - 4))
+                        : ({6'd0, h_pd_len} > 16'(bouncer_regs_pkg::MPA_PD_MAX));
       cx_due_q       <= ctx_rd.ctx_valid && ctx_rd.timer_on
                         && (now_inc ? !($signed(now_p1_q - ctx_rd.deadline) < 0)
                                     : !($signed(now - ctx_rd.deadline) < 0));
@@ -491,17 +497,20 @@ module bouncer_cm_engine #(
   logic        enh_req, pd_too_long;
   assign enh_req  = (asm_rsp_rev == 8'd2) && asm_rsp_flags[4];
   // the reject's PD_Length on the wire (h_pd_len, + 4 for the IRD/ORD word of an enhanced
-  // request) over MPA_PD_MAX, without the add: both compares are against constants
-  assign pd_too_long = cx_enh_q ? ({6'd0, h_pd_len} > 16'(bouncer_regs_pkg::MPA_PD_MAX - 4))
-                                : ({6'd0, h_pd_len} > 16'(bouncer_regs_pkg::MPA_PD_MAX));
+  // request) over MPA_PD_MAX, compared in S_CTX_WAIT (cx_pd_long_q)
+  assign pd_too_long = cx_pd_long_q;
 
   // The segment's end, added as the record is taken (r_*), so the adds are not in front of
   // the plans: r_seg_end is the sequence number after its data, r_seg_end_sf after its data,
   // SYN and FIN (what a RST in reply acknowledges).
   logic [31:0] r_seg_end, r_seg_end_sf;
 
-  logic [ADDR_W-1:0] slot_addr;
+  logic [ADDR_W-1:0] slot_addr, slot_addr_q;
   assign slot_addr = pd_base + {{(ADDR_W-ID_W-9){1'b0}}, id_q, 9'd0};
+  // the same, one cycle late, for the compare with a host reject's PD_ADDR (hx_slot_q): the
+  // 64-bit add and the 64-bit equality are not one path. id_q of a host job is set at intake,
+  // two cycles before S_CTX_WAIT (asserted below); PD_BASE does not change while enabled.
+  always_ff @(posedge clk) slot_addr_q <= slot_addr;
 
   // a context for frames to a peer we hold no node for (RST to a stray segment)
   bouncer_regs_pkg::cm_ctx_t stray_ctx;
@@ -562,19 +571,23 @@ module bouncer_cm_engine #(
   end
 
   // ------------------------------------------------------------------ job selection
-  logic take_rx, take_host, take_tmr;
+  // With `enable` low no new segment or timer job starts, but a host reject still does: the
+  // SQ engine stops fetching WQEs then, and the one it has fetched must complete.
+  logic take_rx, take_host, take_tmr, rec_v, exp_v;
+  assign rec_v = s_rec_valid && enable;
+  assign exp_v = s_exp_valid && enable;
   always_comb begin
     take_rx = 1'b0; take_host = 1'b0; take_tmr = 1'b0;
-    if (state_q == S_IDLE && enable) begin
+    if (state_q == S_IDLE) begin
       case (rr_q)
-        2'd0: if (s_rec_valid) take_rx = 1'b1;
+        2'd0: if (rec_v) take_rx = 1'b1;
               else if (s_hrej_valid) take_host = 1'b1;
-              else if (s_exp_valid) take_tmr = 1'b1;
+              else if (exp_v) take_tmr = 1'b1;
         2'd1: if (s_hrej_valid) take_host = 1'b1;
-              else if (s_exp_valid) take_tmr = 1'b1;
-              else if (s_rec_valid) take_rx = 1'b1;
-        default: if (s_exp_valid) take_tmr = 1'b1;
-              else if (s_rec_valid) take_rx = 1'b1;
+              else if (exp_v) take_tmr = 1'b1;
+              else if (rec_v) take_rx = 1'b1;
+        default: if (exp_v) take_tmr = 1'b1;
+              else if (rec_v) take_rx = 1'b1;
               else if (s_hrej_valid) take_host = 1'b1;
       endcase
     end
@@ -1139,7 +1152,7 @@ module bouncer_cm_engine #(
     case (state_q)
       // ================================================================ job intake
       S_IDLE: begin
-        p_q <= '0; p_drop_q <= 1'b0; p_ctrl_b_q <= 1'b0; p_copy_q <= 1'b0;
+        p_q <= '0; p_drop_q <= 1'b0; p_ctrl_b_q <= 1'b0; p_copy_q <= 1'b0; copy_q <= 1'b0;
         h_major_q <= bouncer_regs_pkg::CQ_MAJOR_OK; h_minor_q <= bouncer_regs_pkg::CQ_MINOR_NONE; h_flen_q <= '0; h_seq_q <= '0;
         h_first_q <= '0;
         if (take_rx) begin
@@ -1358,13 +1371,14 @@ module bouncer_cm_engine #(
         if (!p_q.pddma) state_q <= E_CTRL_A;
         else if (asm_rd_ready) state_q <= (p_pd_len_q == 10'd0) ? E_CTRL_A : E_PDDMA_CHUNK;
       end
-      E_PDDMA_CHUNK: if (asm_chunk_valid && dma_wr_ready) begin
-        asm_last_q <= asm_chunk_last;
+      E_PDDMA_CHUNK: if ((copy_q || asm_chunk_valid) && dma_wr_ready) begin
+        asm_last_q <= copy_q ? (copy_row_q + 4'd1 == copy_rows_q) : asm_chunk_last;
         state_q    <= E_PDDMA_WAIT;
       end
       E_PDDMA_WAIT: if (dma_wr_done) begin
-        wr_addr_q <= wr_addr_q + 64;
-        state_q   <= asm_last_q ? E_CTRL_A : E_PDDMA_CHUNK;
+        wr_addr_q  <= wr_addr_q + 64;
+        copy_row_q <= copy_row_q + {3'd0, copy_q};
+        state_q    <= !asm_last_q ? E_PDDMA_CHUNK : copy_q ? E_CTRL_B : E_CTRL_A;
       end
       E_CTRL_A: if (!p_q.ctrl_a || ctl_ready) state_q <= E_REJ_LOAD;
       E_REJ_LOAD: begin
@@ -1432,17 +1446,12 @@ module bouncer_cm_engine #(
           if (p_q.rej_first) nctx_q.snd_nxt <= p_q.rej_seq + {16'd0, rej_seq_advance};
           p_seq_b_q  <= p_q.rej_seq + {16'd0, rej_seq_advance};
           p_ipid_b_q <= nctx_q.ip_id;
+          // the PD this reject sent, into the node's slot, 64 bytes per posted write
           wr_addr_q  <= slot_addr;
           copy_row_q <= '0;
-          state_q <= p_copy_q ? E_COPY : E_CTRL_B;
+          copy_q     <= p_copy_q;
+          state_q <= p_copy_q ? E_PDDMA_CHUNK : E_CTRL_B;
         end
-      end
-      // the PD this reject sent, into the node's slot, 64 bytes per posted write
-      E_COPY: if (dma_wr_ready) state_q <= E_COPY_WAIT;
-      E_COPY_WAIT: if (dma_wr_done) begin
-        wr_addr_q  <= wr_addr_q + 64;
-        copy_row_q <= copy_row_q + 4'd1;
-        state_q    <= (copy_row_q + 4'd1 == copy_rows_q) ? E_CTRL_B : E_COPY;
       end
       E_CTRL_B: if (!p_ctrl_b_q || ctl_ready) state_q <= E_EVT;
       E_EVT: if (!p_q.evt || evt_ready) begin
@@ -1499,6 +1508,7 @@ module bouncer_cm_engine #(
       pd_clear <= 1'b0;
       pd_wr_en <= 1'b0;
       pre_q    <= 1'b0;
+      copy_q   <= 1'b0;
     end
   end
 
@@ -1656,7 +1666,7 @@ module bouncer_cm_engine #(
   assign asm_rd_start   = p_pd_start_q;
   assign asm_rd_len     = p_pd_len_q;
   assign asm_rd_free    = 1'b1;
-  assign asm_chunk_ready = (state_q == E_PDDMA_CHUNK) && dma_wr_ready;
+  assign asm_chunk_ready = (state_q == E_PDDMA_CHUNK) && dma_wr_ready && !copy_q;
 
   logic [NBUF_LOG2-1:0] asm_rsp_buf_q;
   always_ff @(posedge clk) if (state_q == S_MPA) asm_rsp_buf_q <= asm_rsp_buf;
@@ -1680,12 +1690,11 @@ module bouncer_cm_engine #(
     copy_last_beats_q <= (copy_words[2:0] == 3'd0) ? 4'd8 : {1'b0, copy_words[2:0]};
   end
 
-  assign dma_wr_valid = ((state_q == E_PDDMA_CHUNK) && asm_chunk_valid) || (state_q == E_COPY);
+  assign dma_wr_valid = (state_q == E_PDDMA_CHUNK) && (copy_q || asm_chunk_valid);
   assign dma_wr_addr  = wr_addr_q;
-  assign dma_wr_beats = (state_q == E_COPY)
-                      ? ((copy_row_q + 4'd1 == copy_rows_q) ? copy_last_beats_q : 4'd8)
-                      : asm_chunk_beats;
-  assign dma_wr_data  = (state_q == E_COPY) ? shadow_row : asm_chunk_data;
+  assign dma_wr_beats = copy_q ? ((copy_row_q + 4'd1 == copy_rows_q) ? copy_last_beats_q : 4'd8)
+                               : asm_chunk_beats;
+  assign dma_wr_data  = copy_q ? shadow_row : asm_chunk_data;
 
   // control segments
   /* verilator lint_off UNUSEDSIGNAL */  // a view: the frame fields only
@@ -1720,7 +1729,9 @@ module bouncer_cm_engine #(
   always_ff @(posedge clk) begin
     if (!rst && state_q == E_CTRL_A && p_q.ctrl_a) assert (syn_kind_q == (p_q.kind_a == K_SYNACK));
     if (!rst && state_q == E_CTRL_B) assert (!syn_kind_q);   // a RST behind a reject
-    if (!rst && state_q == E_COPY) assert (copy_rows_q == 4'((pd_len_q + 10'd63) >> 6));
+    if (!rst && state_q == S_CTX_WAIT && job_q == J_HOST) assert (slot_addr_q == slot_addr);
+    if (!rst && copy_q && state_q == E_PDDMA_CHUNK)
+      assert (copy_rows_q == 4'((pd_len_q + 10'd63) >> 6));
   end
 `endif
 

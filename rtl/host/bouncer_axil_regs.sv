@@ -77,6 +77,8 @@ module bouncer_axil_regs #(
   // configuration
   output logic              ctrl_enable,
   output logic              ctrl_loopback,  // CTRL.LOOPBACK (the core switches at frame boundaries)
+  output logic              ctrl_reset_req, // CTRL.RESET written 1 and not yet carried out
+  input  wire               soft_rst,       // the core's state reset (CTRL.RESET) happens now
   // per SQ n: bits [n*W +: W] of each vector
   output logic [NUM_SQ*64-1:0]  sq_base,
   output logic [NUM_SQ*4-1:0]   sq_size_log2,
@@ -109,7 +111,7 @@ module bouncer_axil_regs #(
   input  wire [14:0]        cq_tail,
   input  wire [14:0]        cqp_ci,
   input  wire [14:0]        ccq_tail,
-  input  wire [6:0]         status,
+  input  wire [8:0]         status,
 
   // statistics increments
   input  wire               stat_tx_frame,
@@ -187,7 +189,7 @@ module bouncer_axil_regs #(
   endfunction
 
   logic [31:0] scratch_q;
-  logic        enable_q, loopback_q;
+  logic        enable_q, loopback_q, reset_req_q;
   logic [63:0] cq_base_q, cqp_base_q, ccq_base_q;
   logic [3:0]  cq_size_q, cqp_size_q, ccq_size_q;
   logic [14:0] cq_head_q, cqp_pi_q, ccq_head_q;
@@ -291,20 +293,24 @@ module bouncer_axil_regs #(
   logic [NUM_SQ-1:0] sq_ok_q;         // SQ n is open and its ring and the CQ base are aligned
   logic              cq_mis_q;        // the CQ base is not 32-byte aligned
   logic              cqp_open_q, cqp_ring_mis_q, ccq_mis_q, cqp_ok_q;   // the same for the CQP
+  // (a state reset, CTRL.RESET, counts as a reset here: the ring state it clears is
+  // checked from these registers in the next cycle)
+  logic any_rst;
+  assign any_rst = rst || soft_rst;
   always_ff @(posedge clk) begin
     for (int n = 0; n < NUM_SQ; n++) begin
-      sq_lim_q[n]      <= 16'd1 << (rst ? 4'(bouncer_regs_pkg::RING_LOG2_MIN) : sq_size_q[n]);
-      sq_open_q[n]     <= rst || sq_qerr_q[n] == bouncer_regs_pkg::QERR_CAUSE_NONE;
-      sq_ring_mis_q[n] <= !rst && sq_base_q[n][5:0] != 6'd0;
-      sq_ok_q[n]       <= rst || (sq_qerr_q[n] == bouncer_regs_pkg::QERR_CAUSE_NONE
+      sq_lim_q[n]      <= 16'd1 << (any_rst ? 4'(bouncer_regs_pkg::RING_LOG2_MIN) : sq_size_q[n]);
+      sq_open_q[n]     <= any_rst || sq_qerr_q[n] == bouncer_regs_pkg::QERR_CAUSE_NONE;
+      sq_ring_mis_q[n] <= !any_rst && sq_base_q[n][5:0] != 6'd0;
+      sq_ok_q[n]       <= any_rst || (sq_qerr_q[n] == bouncer_regs_pkg::QERR_CAUSE_NONE
                                   && sq_base_q[n][5:0] == 6'd0 && cq_base_q[4:0] == 5'd0);
     end
-    cq_mis_q       <= !rst && cq_base_q[4:0] != 5'd0;
-    cqp_lim_q      <= 16'd1 << (rst ? 4'(bouncer_regs_pkg::RING_LOG2_MIN) : cqp_size_q);
-    cqp_open_q     <= rst || cqp_qerr_q == bouncer_regs_pkg::QERR_CAUSE_NONE;
-    cqp_ring_mis_q <= !rst && cqp_base_q[5:0] != 6'd0;
-    ccq_mis_q      <= !rst && ccq_base_q[4:0] != 5'd0;
-    cqp_ok_q       <= rst || (cqp_qerr_q == bouncer_regs_pkg::QERR_CAUSE_NONE
+    cq_mis_q       <= !any_rst && cq_base_q[4:0] != 5'd0;
+    cqp_lim_q      <= 16'd1 << (any_rst ? 4'(bouncer_regs_pkg::RING_LOG2_MIN) : cqp_size_q);
+    cqp_open_q     <= any_rst || cqp_qerr_q == bouncer_regs_pkg::QERR_CAUSE_NONE;
+    cqp_ring_mis_q <= !any_rst && cqp_base_q[5:0] != 6'd0;
+    ccq_mis_q      <= !any_rst && ccq_base_q[4:0] != 5'd0;
+    cqp_ok_q       <= any_rst || (cqp_qerr_q == bouncer_regs_pkg::QERR_CAUSE_NONE
                               && cqp_base_q[5:0] == 6'd0 && ccq_base_q[4:0] == 5'd0);
   end
   // one check per SQ in parallel (no mux of SQ state in front of it); the doorbell's SQ
@@ -378,10 +384,11 @@ module bouncer_axil_regs #(
     end
   end
   always_ff @(posedge clk) begin
-    sq_db_q <= (rst || !db_any) ? 1'b0 : db_acc4[db_sq[1:0]];
+    // a doorbell in the cycle of CTRL.RESET's reset is void, like the ring it named
+    sq_db_q <= (rst || soft_rst || !db_any) ? 1'b0 : db_acc4[db_sq[1:0]];
     for (int n = 0; n < NUM_SQ; n++)
-      push_armed_q[n] <= !rst && ((push_db_hit[n] && sq_db_acc[n])
-                                  || (push_armed_q[n] && !push_clr[n]));
+      push_armed_q[n] <= !rst && !soft_rst && ((push_db_hit[n] && sq_db_acc[n])
+                                               || (push_armed_q[n] && !push_clr[n]));
   end
 
   always_ff @(posedge clk) begin
@@ -424,6 +431,7 @@ module bouncer_axil_regs #(
         bouncer_regs_pkg::REG_CTRL: begin
           enable_q   <= wr_data[bouncer_regs_pkg::REG_CTRL_ENABLE_LSB];
           loopback_q <= wr_data[bouncer_regs_pkg::REG_CTRL_LOOPBACK_LSB];
+          if (wr_data[bouncer_regs_pkg::REG_CTRL_RESET_LSB]) reset_req_q <= 1'b1;
         end
         bouncer_regs_pkg::REG_SCRATCH:     scratch_q <= merge(scratch_q, wr_data, s_axil_wstrb);
         bouncer_regs_pkg::REG_SQ_DB, bouncer_regs_pkg::REG_SQ_PUSH_DB: begin
@@ -552,11 +560,45 @@ module bouncer_axil_regs #(
     if (stat_rx_filtered)   st_rx_filt_q    <= st_rx_filt_q + 32'd1;
     if (stat_rx_stray)      st_rx_stray_q   <= st_rx_stray_q + 32'd1;
 
+    // CTRL.RESET carried out: the host-visible queue state goes back to its reset values (the
+    // engines' own indices are reset with it); configuration, statistics and the AXI4-Lite
+    // handshake stay
+    if (soft_rst) begin
+      reset_req_q  <= 1'b0;
+      loopback_q   <= 1'b0;
+      for (int n = 0; n < NUM_SQ; n++) begin
+        sq_base_q[n]  <= '0;
+        sq_size_q[n]  <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
+        sq_pi_q[n]    <= '0;
+        push_q[n]     <= '0;
+        push_idx_q[n] <= '0;
+        sq_qerr_q[n]  <= bouncer_regs_pkg::QERR_CAUSE_NONE;
+      end
+      sq_reset_q   <= '0;
+      sq_db_pi_q   <= '0;
+      sq_db_push_q <= 1'b0;
+      cq_base_q    <= '0;
+      cqp_base_q   <= '0;
+      ccq_base_q   <= '0;
+      cq_size_q    <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
+      cqp_size_q   <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
+      ccq_size_q   <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
+      cqp_qerr_q   <= bouncer_regs_pkg::QERR_CAUSE_NONE;
+      cq_head_q    <= '0;
+      cqp_pi_q     <= '0;
+      ccq_head_q   <= '0;
+      aeq_base_q   <= '0;
+      aeq_size_q   <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
+      aeq_head_q   <= '0;
+      aeq_reset_q  <= 1'b0;
+      pd_base_q    <= '0;
+    end
     if (rst) begin
       bvalid_q     <= 1'b0;
       scratch_q    <= '0;
       enable_q     <= 1'b0;
       loopback_q   <= 1'b0;
+      reset_req_q  <= 1'b0;
       for (int n = 0; n < NUM_SQ; n++) begin
         sq_base_q[n]  <= '0;
         sq_size_q[n]  <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
@@ -705,8 +747,9 @@ module bouncer_axil_regs #(
     rd_tab[rd_at(bouncer_regs_pkg::REG_CAPS) +: 32]    = CAPS_VALUE;
     rd_tab[rd_at(bouncer_regs_pkg::REG_CTRL) +: 32] =
         (32'(enable_q) << bouncer_regs_pkg::REG_CTRL_ENABLE_LSB)
-      | (32'(loopback_q) << bouncer_regs_pkg::REG_CTRL_LOOPBACK_LSB);
-    rd_tab[rd_at(bouncer_regs_pkg::REG_STATUS) +: 32]      = {25'd0, status};
+      | (32'(loopback_q) << bouncer_regs_pkg::REG_CTRL_LOOPBACK_LSB)
+      | (32'(reset_req_q) << bouncer_regs_pkg::REG_CTRL_RESET_LSB);
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STATUS) +: 32]      = {23'd0, status};
     rd_tab[rd_at(bouncer_regs_pkg::REG_SCRATCH) +: 32]     = scratch_q;
     rd_tab[rd_at(bouncer_regs_pkg::REG_CYCLE_LO) +: 32]    = cycle_q[31:0];
     rd_tab[rd_at(bouncer_regs_pkg::REG_CYCLE_HI) +: 32]    = cycle_hi_latch_q;
@@ -825,6 +868,7 @@ module bouncer_axil_regs #(
   // ------------------------------------------------------------------ outputs
   assign ctrl_enable   = enable_q;
   assign ctrl_loopback = loopback_q;
+  assign ctrl_reset_req = reset_req_q;
   for (genvar n = 0; n < NUM_SQ; n++) begin : g_sq_out
     assign sq_base[64*n +: 64]    = sq_base_q[n];
     assign sq_size_log2[4*n +: 4] = sq_size_q[n];

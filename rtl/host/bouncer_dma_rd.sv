@@ -48,6 +48,7 @@ module bouncer_dma_rd #(
   output logic                 rd_err,
   output logic                 stat_rd_err,  // pulse: a command ended with SLVERR/DECERR
   output logic                 stat_timeout, // pulse: the watchdog ended a command
+  output logic                 idle,         // no command in flight or chosen, no AR pending
 
   output logic [ID_W-1:0]      m_axi_arid,
   output logic [ADDR_W-1:0]    m_axi_araddr,
@@ -241,6 +242,8 @@ module bouncer_dma_rd #(
   assign rd_last   = (beat_ok && (r_left_q == 9'd1)) || wd_fire;
   assign rd_err    = wd_fire || err_q || (m_axi_rresp != 2'b00);
 
+  // a burst the watchdog gave up on may still be answered later: its ID stays stale
+  assign idle = !busy_q && !arvalid_q && !sel_v_q;
   assign stat_rd_err  = stat_rd_err_q;
   assign stat_timeout = stat_timeout_q;
 

@@ -36,6 +36,7 @@ module bouncer_dma_wr #(
   output logic                 err,
   output logic                 posted_err,
   output logic                 stat_err,     // pulse: a burst got a bad BRESP
+  output logic                 idle,         // nothing chosen, being issued or awaiting B
 
   output logic [ID_W-1:0]      m_axi_awid,
   output logic [ADDR_W-1:0]    m_axi_awaddr,
@@ -183,6 +184,7 @@ module bouncer_dma_wr #(
   assign m_axi_wlast   = wlast;
   assign m_axi_wvalid  = wvalid_q;
   assign m_axi_bready  = (bq_count_q != '0);
+  assign idle          = !busy_q && !sel_v_q && (bq_count_q == '0);
 
 endmodule
 `default_nettype wire

@@ -122,6 +122,10 @@ module bouncer_core #(
 
   // ------------------------------------------------------------------ registers
   logic               enable;
+  // state reset (CTRL.RESET, see "state reset" below): everything but the register file and
+  // the DMA masters is reset by rst_e
+  logic               rst_e, reset_req, soft_rst_q, quiet, dma_rd_idle, dma_wr_idle;
+  logic [7:0]         quiet_q;
   logic [63:0]        cq_base, cqp_base, ccq_base;
   logic [3:0]         cq_size_log2, cqp_size_log2, ccq_size_log2;
   logic               cq_reset, cqp_reset, ccq_reset;
@@ -182,7 +186,7 @@ module bouncer_core #(
     .ADDR_W(AXIL_ADDR_W), .DATA_BYTES(DATA_W / 8), .CTX_DEPTH_LOG2(CTX_DEPTH_LOG2),
     .PROBES(PROBES), .NUM_SQ(NUM_SQ)
   ) u_regs (
-    .clk, .rst,
+    .clk, .rst, .soft_rst(soft_rst_q), .ctrl_reset_req(reset_req),
     .s_axil_awaddr, .s_axil_awvalid, .s_axil_awready, .s_axil_wdata, .s_axil_wstrb,
     .s_axil_wvalid, .s_axil_wready, .s_axil_bresp, .s_axil_bvalid, .s_axil_bready,
     .s_axil_araddr, .s_axil_arvalid, .s_axil_arready, .s_axil_rdata, .s_axil_rresp,
@@ -195,8 +199,8 @@ module bouncer_core #(
     .ccq_base, .ccq_size_log2, .ccq_reset, .ccq_head,
     .cycle_count,
     .sq_ci, .cq_tail, .cqp_ci, .ccq_tail,
-    .status({cm_ready, aeq_full && cm_busy, dma_wr_posted_err, ccq_full && cqp_busy,
-             cq_full && sq_busy, cqp_busy, sq_busy}),
+    .status({!(dma_rd_idle && dma_wr_idle), cm_busy, cm_ready, aeq_full && cm_busy,
+             dma_wr_posted_err, ccq_full && cqp_busy, cq_full && sq_busy, cqp_busy, sq_busy}),
     .stat_tx_frame(st_tx_frame), .stat_tx_bytes(tx_frame_bytes),
     .stat_sq_wqe(st_sq_wqe), .stat_sq_error(st_sq_err),
     .stat_push_used(st_push_used), .stat_push_dropped(st_push_drop),
@@ -229,7 +233,7 @@ module bouncer_core #(
   logic [63:0]         rd_data;
 
   bouncer_dma_rd #(.N(3), .ADDR_W(AXI_ADDR_W), .ID_W(AXI_ID_W)) u_dma_rd (
-    .clk, .rst,
+    .clk, .rst, .idle(dma_rd_idle),
     .cmd_valid(rd_cmd_valid), .cmd_ready(rd_cmd_ready), .cmd_addr(rd_cmd_addr),
     .cmd_beats(rd_cmd_beats), .timeout(dma_timeout),
     .rd_valid, .rd_client, .rd_data, .rd_last, .rd_err,
@@ -253,7 +257,7 @@ module bouncer_core #(
   bouncer_dma_wr #(
     .N(5), .ADDR_W(AXI_ADDR_W), .ID_W(AXI_ID_W), .CLIENT_W(CLW), .POSTED_MASK(5'b11011)
   ) u_dma_wr (
-    .clk, .rst,
+    .clk, .rst, .idle(dma_wr_idle),
     .cmd_valid(wr_cmd_valid), .cmd_ready(wr_cmd_ready), .cmd_addr(wr_cmd_addr),
     .cmd_beats(wr_cmd_beats), .cmd_data(wr_cmd_data), .done(wr_done), .err(wr_err),
     .posted_err(dma_wr_posted_err), .stat_err(st_dma_wr_err),
@@ -270,7 +274,7 @@ module bouncer_core #(
   logic                        ctx_init_done;
 
   bouncer_cm_ctx_table #(.DEPTH_LOG2(CTX_DEPTH_LOG2)) u_ctx (
-    .clk, .rst, .init_done(ctx_init_done),
+    .clk, .rst(rst_e), .init_done(ctx_init_done),
     .req_valid(ctx_req_valid), .req_ready(ctx_req_ready), .req_we(ctx_req_we),
     .req_addr(ctx_req_addr), .req_wdata(ctx_req_wdata),
     .rsp_valid(ctx_rsp_valid), .rsp_rdata(ctx_rsp_rdata)
@@ -281,7 +285,7 @@ module bouncer_core #(
   logic [255:0] ccqe;
 
   bouncer_cqp_engine #(.ADDR_W(AXI_ADDR_W), .CTX_DEPTH_LOG2(CTX_DEPTH_LOG2)) u_cqp (
-    .clk, .rst,
+    .clk, .rst(rst_e),
     .enable(enable && ctx_init_done), .cqp_base, .cqp_size_log2, .cqp_reset, .cqp_pi,
     .cqp_ci, .busy(cqp_busy),
     .rd_cmd_valid(rd_cmd_valid[0]), .rd_cmd_ready(rd_cmd_ready[0]),
@@ -301,7 +305,7 @@ module bouncer_core #(
   );
 
   bouncer_cq_writer #(.ADDR_W(AXI_ADDR_W)) u_ccq (
-    .clk, .rst,
+    .clk, .rst(rst_e),
     .base(ccq_base), .size_log2(ccq_size_log2), .ring_reset(ccq_reset), .head(ccq_head),
     .tail(ccq_tail), .full(ccq_full),
     .s_cqe_valid(ccqe_valid), .s_cqe_ready(ccqe_ready), .s_cqe(ccqe),
@@ -328,7 +332,7 @@ module bouncer_core #(
   bouncer_sq_engine #(
     .ADDR_W(AXI_ADDR_W), .CTX_DEPTH_LOG2(CTX_DEPTH_LOG2), .NUM_SQ(NUM_SQ)
   ) u_sq (
-    .clk, .rst,
+    .clk, .rst(rst_e),
     .enable(enable && cm_ready), .sq_base, .sq_size_log2, .sq_reset, .sq_pi, .sq_db,
     .sq_db_sq, .push_wqe, .push_armed, .push_idx, .push_take, .sq_ci,
     .cur_sq(sq_cur), .cur_ci(sq_cur_ci), .busy(sq_busy), .cycle_count,
@@ -360,7 +364,7 @@ module bouncer_core #(
   // 16 KiB: a MAC cannot be stalled, so whole frames are dropped when the CM falls behind.
   // Its s_axis_tready is constant 1 (so is s_axis_rx_tready).
   bouncer_axis_frame_fifo #(.DATA_W(DATA_W), .DEPTH_LOG2((DATA_W == 64) ? 11 : 8)) u_rx_fifo (
-    .clk, .rst,
+    .clk, .rst(rst_e),
     .s_axis_tdata(rxi_tdata), .s_axis_tkeep(rxi_tkeep),
     .s_axis_tlast(rxi_tlast), .s_axis_tvalid(rxi_tvalid),
     .s_axis_tready(),
@@ -377,7 +381,7 @@ module bouncer_core #(
   logic [31:0] rec_ip_src, rec_ip_dst, rec_seq, rec_ack;
 
   bouncer_rx_parser #(.DATA_W(DATA_W)) u_rx (
-    .clk, .rst,
+    .clk, .rst(rst_e),
     .s_axis_tdata(rxf_tdata), .s_axis_tkeep(rxf_tkeep), .s_axis_tlast(rxf_tlast),
     .s_axis_tvalid(rxf_tvalid), .s_axis_tready(rxf_tready),
     .m_axis_payload_tdata(pl_tdata), .m_axis_payload_tkeep(pl_tkeep),
@@ -412,7 +416,7 @@ module bouncer_core #(
   logic [3:0]           chunk_beats;
 
   bouncer_mpa_req_asm #(.DATA_W(DATA_W), .NBUF_LOG2(NBUF_LOG2)) u_asm (
-    .clk, .rst,
+    .clk, .rst(rst_e),
     .s_axis_payload_tdata(pl_tdata), .s_axis_payload_tkeep(pl_tkeep),
     .s_axis_payload_tlast(pl_tlast), .s_axis_payload_tvalid(pl_tvalid),
     .s_axis_payload_tready(pl_tready),
@@ -441,7 +445,7 @@ module bouncer_core #(
   // The bucket hash is keyed with a per-build constant: the table is swept at reset,
   // before the host could load a key (the ISN, which peers see, uses ISN_KEY).
   bouncer_conn_table #(.DEPTH_LOG2(CTX_DEPTH_LOG2), .WAYS(4), .CM_ID_W(ID_W)) u_conn (
-    .clk, .rst, .hash_key(32'h6A09E667), .init_done(ct_init_done),
+    .clk, .rst(rst_e), .hash_key(32'h6A09E667), .init_done(ct_init_done),
     .cmd_valid(ct_cmd_valid), .cmd_ready(ct_cmd_ready), .cmd_op(ct_cmd_op),
     .cmd_rem_ip(ct_rem_ip), .cmd_loc_ip(ct_loc_ip), .cmd_rem_port(ct_rem_port),
     .cmd_loc_port(ct_loc_port), .cmd_cm_id(ct_cmd_cm_id),
@@ -453,7 +457,7 @@ module bouncer_core #(
   logic            alloc_valid, alloc_ready, free_valid, alloc_init_done;
   logic [ID_W-1:0] alloc_id, free_id;
   bouncer_id_alloc #(.ID_W(ID_W)) u_ids (
-    .clk, .rst, .init_done(alloc_init_done),
+    .clk, .rst(rst_e), .init_done(alloc_init_done),
     .m_alloc_valid(alloc_valid), .m_alloc_ready(alloc_ready), .m_alloc_id(alloc_id),
     .s_free_valid(free_valid), .s_free_id(free_id), .in_use(cm_in_use)
   );
@@ -463,7 +467,7 @@ module bouncer_core #(
   logic [31:0]     tmr_set_deadline, now_tick;
   logic            now_tick_inc;
   bouncer_cm_timer #(.ID_W(ID_W)) u_timer (
-    .clk, .rst, .tick_cycles(timer_tick), .now(now_tick), .now_inc(now_tick_inc),
+    .clk, .rst(rst_e), .tick_cycles(timer_tick), .now(now_tick), .now_inc(now_tick_inc),
     .init_done(tmr_init_done),
     .set_valid(tmr_set_valid), .set_id(tmr_set_id), .set_on(tmr_set_on),
     .set_deadline(tmr_set_deadline),
@@ -486,7 +490,7 @@ module bouncer_core #(
   logic [511:0]       lst_cfg_wqe;
 
   bouncer_listener_table #(.N(1 << NL_LOG2)) u_lst (
-    .clk, .rst,
+    .clk, .rst(rst_e),
     .cfg_valid(lst_cfg_valid), .cfg_create(lst_cfg_create), .cfg_wqe(lst_cfg_wqe),
     .cfg_ok(lst_cfg_ok),
     .lk_valid, .lk_ip, .lk_port, .lk_res_valid, .lk_hit, .lk_idx, .lk_full, .lk_auto_reject,
@@ -503,7 +507,7 @@ module bouncer_core #(
   logic [31:0] isn_loc_ip, isn_rem_ip, isn_res;
   logic [15:0] isn_loc_port, isn_rem_port;
   bouncer_isn_hash u_isn (
-    .clk, .rst,
+    .clk, .rst(rst_e),
     .s_valid(isn_valid), .s_ready(isn_ready), .s_loc_ip(isn_loc_ip), .s_rem_ip(isn_rem_ip),
     .s_loc_port(isn_loc_port), .s_rem_port(isn_rem_port), .key(isn_key),
     .time_cnt(cycle_count),
@@ -535,7 +539,7 @@ module bouncer_core #(
   bouncer_cm_engine #(
     .ADDR_W(AXI_ADDR_W), .ID_W(ID_W), .NBUF_LOG2(NBUF_LOG2), .NL_LOG2(NL_LOG2)
   ) u_cm (
-    .clk, .rst, .enable(enable && cm_ready),
+    .clk, .rst(rst_e), .enable(enable && cm_ready),
     .cycle_count, .now(now_tick), .now_inc(now_tick_inc), .pd_base(pd_base[AXI_ADDR_W-1:0]),
     .rto_init, .rto_max, .rtx_max, .mpa_timeout, .mpa_reasm_timeout, .fin_timeout, .time_wait,
     .tcp_mss, .tcp_wscale, .tcp_wnd, .promisc(cm_promisc), .port_mac, .port_ip,
@@ -607,7 +611,7 @@ module bouncer_core #(
   logic [1:0]            txa_tlast, txa_tvalid, txa_tready;
 
   bouncer_mpa_reject_builder #(.DATA_W(DATA_W)) u_tx (
-    .clk, .rst,
+    .clk, .rst(rst_e),
     .pd_clear, .pd_len, .pd_wr_en, .pd_wr_idx, .pd_wr_data,
     .start_valid(rej_start_valid), .start_ready(rej_start_ready), .start_ctx(rej_start_ctx),
     .start_fin(rej_start_fin), .start_ird_ord_valid(rej_start_iov),
@@ -620,7 +624,7 @@ module bouncer_core #(
   );
 
   bouncer_tcp_ctrl_builder #(.DATA_W(DATA_W)) u_ctl (
-    .clk, .rst,
+    .clk, .rst(rst_e),
     .s_req_valid(ctl_valid), .s_req_ready(ctl_ready), .s_req_kind(ctl_kind),
     .s_req_rem_mac(ctl_rem_mac), .s_req_loc_mac(ctl_loc_mac), .s_req_vlan_en(ctl_vlan_en),
     .s_req_vlan_tci(ctl_vlan_tci), .s_req_loc_ip(ctl_loc_ip), .s_req_rem_ip(ctl_rem_ip),
@@ -638,7 +642,7 @@ module bouncer_core #(
   logic                arb_tlast, arb_tvalid, arb_tready, arb_fire;
 
   bouncer_tx_arb #(.DATA_W(DATA_W), .N(2)) u_txarb (
-    .clk, .rst,
+    .clk, .rst(rst_e),
     .s_axis_tdata(txa_tdata), .s_axis_tkeep(txa_tkeep), .s_axis_tlast(txa_tlast),
     .s_axis_tvalid(txa_tvalid), .s_axis_tready(txa_tready),
     .m_axis_tdata(arb_tdata), .m_axis_tkeep(arb_tkeep),
@@ -730,7 +734,7 @@ module bouncer_core #(
   end
 
   bouncer_cq_writer #(.ADDR_W(AXI_ADDR_W)) u_cq (
-    .clk, .rst,
+    .clk, .rst(rst_e),
     .base(cq_base), .size_log2(cq_size_log2), .ring_reset(cq_reset), .head(cq_head),
     .tail(cq_tail), .full(cq_full),
     .s_cqe_valid(sqcqe_valid), .s_cqe_ready(sqcqe_ready), .s_cqe(sqcqe),
@@ -740,7 +744,7 @@ module bouncer_core #(
   );
 
   bouncer_cq_writer #(.ADDR_W(AXI_ADDR_W)) u_aeq (
-    .clk, .rst,
+    .clk, .rst(rst_e),
     .base(aeq_base), .size_log2(aeq_size_log2), .ring_reset(aeq_reset), .head(aeq_head),
     .tail(aeq_tail), .full(aeq_full),
     .s_cqe_valid(evt_valid), .s_cqe_ready(evt_ready), .s_cqe(evt),
@@ -749,11 +753,33 @@ module bouncer_core #(
     .dma_done(wr_done[3])
   );
 
+  // ------------------------------------------------------------------ state reset
+  // CTRL.RESET: the request waits until the core is quiet (ENABLE 0, no engine busy, no DMA
+  // outstanding, nothing on the TX path) for 128 cycles in a row, long enough for a frame a
+  // builder has accepted to leave it. A TX port that never takes a frame keeps it pending. Then rst_e resets every block but the register file
+  // (which clears its queue state itself, soft_rst) and the DMA masters: they are idle by
+  // then, and their read IDs keep counting, so an answer to a read the watchdog gave up on
+  // is still recognised as stale. A DMA that is never answered keeps the request pending.
+  // An engine that only waits for room in a completion or event ring the host no longer
+  // empties (CQ, CCQ, AEQ full) counts as quiet: its entry is lost with everything else.
+  assign quiet = !enable && (!sq_busy || cq_full) && (!cqp_busy || ccq_full) &&
+                 (!cm_busy || aeq_full) && dma_rd_idle && dma_wr_idle &&
+                 !(|txa_tvalid) && !arb_tvalid && !tx_out_in_frame_q;
+  always_ff @(posedge clk) begin
+    quiet_q    <= !quiet ? 8'd0 : quiet_q[7] ? quiet_q : quiet_q + 8'd1;
+    soft_rst_q <= reset_req && quiet_q[7] && !soft_rst_q;
+    if (rst) begin
+      quiet_q    <= '0;
+      soft_rst_q <= 1'b0;
+    end
+  end
+  assign rst_e = rst || soft_rst_q;
+
   // ------------------------------------------------------------------ latency probes
   generate
     if (PROBES != 0) begin : g_probe
       bouncer_probe #(.DATA_W(DATA_W), .ID_W(ID_W)) u_probe (
-        .clk, .rst, .cycle_count,
+        .clk, .rst(rst_e), .cycle_count,
         .enable(probe_en), .clear(probe_clr), .pop(probe_pop), .head(probe_head),
         .count(probe_count), .overflow(probe_ovf), .lost(probe_lost),
         .sq_db, .sq_db_sq, .sq_db_push, .sq_db_pi, .push_take(|push_take),

@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "platform/sim_util.hpp"
@@ -37,6 +38,22 @@ std::optional<uint64_t> HostMemory::alloc(uint64_t bytes, uint64_t align) {
   // The addressable range grew: initiators must re-request DMI to see it.
   socket->invalidate_direct_mem_ptr(0, ~uint64_t{0});
   return start;
+}
+
+void HostMemory::release(uint64_t addr, uint64_t bytes) {
+  uint8_t* p = ptr(addr, bytes);
+  if (p == nullptr || bytes == 0) return;
+  std::memset(p, 0xDF, bytes);
+  freed_[addr] = addr + bytes;
+  socket->invalidate_direct_mem_ptr(addr, addr + bytes - 1);
+}
+
+bool HostMemory::touches_freed(uint64_t addr, uint64_t len) const {
+  auto it = freed_.upper_bound(addr);  // the first range starting after addr
+  if (it != freed_.end() && it->first < addr + len) return true;
+  if (it == freed_.begin()) return false;
+  --it;  // the last range starting at or before addr
+  return it->second > addr;
 }
 
 uint8_t* HostMemory::ptr(uint64_t addr, uint64_t len) {
@@ -79,6 +96,9 @@ unsigned int HostMemory::access(tlm::tlm_generic_payload& gp) {
 }
 
 void HostMemory::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& /*delay*/) {
+  if (!freed_.empty() && touches_freed(gp.get_address(), gp.get_data_length())) {
+    if (freed_accesses_++ == 0) first_freed_access_ = gp.get_address();
+  }
   access(gp);
   if (gp.is_response_ok()) gp.set_dmi_allowed(true);
 }
@@ -99,10 +119,22 @@ bool HostMemory::get_direct_mem_ptr(tlm::tlm_generic_payload& gp, tlm::tlm_dmi& 
     }
     return false;
   }
+  // the largest stretch around addr without freed memory
+  uint64_t lo = base_, hi = top_;
+  for (const auto& [start, end] : freed_) {
+    if (addr >= start && addr < end) {
+      dmi.allow_none();
+      dmi.set_start_address(start);
+      dmi.set_end_address(end - 1);
+      return false;
+    }
+    if (end <= addr) lo = std::max(lo, end);
+    if (start > addr) hi = std::min(hi, start);
+  }
   dmi.allow_read_write();
-  dmi.set_dmi_ptr(mem_);
-  dmi.set_start_address(base_);
-  dmi.set_end_address(top_ - 1);
+  dmi.set_dmi_ptr(mem_ + (lo - base_));
+  dmi.set_start_address(lo);
+  dmi.set_end_address(hi - 1);
   dmi.set_read_latency(sc_core::SC_ZERO_TIME);
   dmi.set_write_latency(sc_core::SC_ZERO_TIME);
   return true;

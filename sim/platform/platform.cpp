@@ -195,6 +195,8 @@ const PlatformConfig& Platform::config() const { return impl_->cfg; }
 
 PlatformStats Platform::stats() const {
   PlatformStats s = impl_->stats;
+  s.dma_to_freed = impl_->top->mem.freed_accesses();
+  s.dma_to_freed_first_addr = impl_->top->mem.first_freed_access();
   s.tx_beats = impl_->top->dev.tx().beats();
   s.tx_stall_cycles = impl_->top->dev.tx().stall_cycles();
   const RxSource& rx = impl_->top->dev.rx();

@@ -11,9 +11,15 @@ namespace {
 
 constexpr size_t kHostStackBytes = size_t{8} << 20;
 
+// Freed into the host memory's record of freed ranges (HostMemory::release): the device must
+// not touch it after this.
 class SimDmaBuffer final : public hal::DmaBuffer {
  public:
-  SimDmaBuffer(std::span<std::byte> bytes, uint64_t addr) : bytes_(bytes), addr_(addr) {}
+  SimDmaBuffer(HostMemory& mem, std::span<std::byte> bytes, uint64_t addr)
+      : mem_(mem), bytes_(bytes), addr_(addr) {}
+  ~SimDmaBuffer() override { mem_.release(addr_, bytes_.size()); }
+  SimDmaBuffer(const SimDmaBuffer&) = delete;
+  SimDmaBuffer& operator=(const SimDmaBuffer&) = delete;
   std::span<std::byte> bytes() override { return bytes_; }
   uint64_t device_addr() const override { return addr_; }
   // Host memory is coherent with the device in simulation.
@@ -21,6 +27,7 @@ class SimDmaBuffer final : public hal::DmaBuffer {
   void sync_from_device(size_t, size_t) override {}
 
  private:
+  HostMemory& mem_;
   std::span<std::byte> bytes_;
   uint64_t addr_;
 };
@@ -91,7 +98,7 @@ Result<std::unique_ptr<hal::DmaBuffer>> SimDevice::alloc_dma(size_t bytes, size_
   }
   auto* p = reinterpret_cast<std::byte*>(mem_.ptr(*addr, bytes));
   return std::unique_ptr<hal::DmaBuffer>(
-      std::make_unique<SimDmaBuffer>(std::span<std::byte>(p, bytes), *addr));
+      std::make_unique<SimDmaBuffer>(mem_, std::span<std::byte>(p, bytes), *addr));
 }
 
 void SimDevice::wait_cycles(uint64_t cycles) {

@@ -19,11 +19,14 @@
 // DB_LAP), and the ring and CQ bases are aligned (else RING_ALIGN / CQ_ALIGN); an accepted
 // doorbell sets PI and gives one sq_db pulse naming the SQ and index; any other doorbell
 // changes no PI, gives no pulse and latches the cause (only the first one) until the SQ's
-// SIZE write; a QERR read returns the shadow causes.
+// SIZE write; a QERR read returns the shadow causes. CTRL.RESET's state reset (soft_rst, free)
+// acts on the shadow as a reset does: PIs 0, no cause, nothing pending, the doorbell of that
+// cycle void; the SQ engine is reset with it (CI 0 in the next cycle).
 `default_nettype none
 module formal_axil_db (
   input wire         clk,
   input wire         rst,
+  input wire         soft_rst,
   input wire [15:0]  awaddr,
   input wire         awvalid,
   input wire [31:0]  wdata,
@@ -38,7 +41,7 @@ module formal_axil_db (
   input wire [14:0]  cq_tail,
   input wire [14:0]  cqp_ci,
   input wire [14:0]  ccq_tail,
-  input wire [6:0]   status,
+  input wire [8:0]   status,
   input wire         stat_tx_frame,
   input wire [15:0]  stat_tx_bytes,
   input wire         stat_sq_wqe,
@@ -72,7 +75,7 @@ module formal_axil_db (
   wire [14:0]  sq_db_pi;
   wire [63:0]  cq_base;
   bouncer_axil_regs #(.ADDR_W(16), .NUM_SQ(2)) dut_a (
-    .clk(clk), .rst(rst),
+    .clk(clk), .rst(rst), .soft_rst(soft_rst), .ctrl_reset_req(),
     .s_axil_awaddr(awaddr), .s_axil_awvalid(awvalid), .s_axil_awready(a_awready),
     .s_axil_wdata(wdata), .s_axil_wstrb(wstrb), .s_axil_wvalid(wvalid), .s_axil_wready(a_wready),
     .s_axil_bresp(a_bresp), .s_axil_bvalid(a_bvalid), .s_axil_bready(bready),
@@ -98,7 +101,7 @@ module formal_axil_db (
   wire ar_fire = arvalid && a_arready;
 
   // ---------------------------------------------------------------- doorbells and ring pointers
-  reg        rst_q;
+  reg        rst_q, srst_q;
   reg [1:0]  sq_reset_q;
   reg [29:0] ci_q, pi_q;
   reg [7:0]  size_q;
@@ -136,12 +139,12 @@ module formal_axil_db (
     // environment: the SQ engine's consumer index
     always @* begin
       if (!init_q && !rst) begin
-        if (rst_q || sq_reset_q[n]) assume (ci == 15'd0);
+        if (rst_q || srst_q || sq_reset_q[n]) assume (ci == 15'd0);
         else assume (ci == cq || (ci == ((cq + 15'd1) & mq) && ((pq - cq) & mq) != 15'd0));
       end
     end
     assign mask_v[15*n +: 15] = m;
-    assign step[n] = !init_q && !rst_q && !sq_reset[n] && !sq_reset_q[n] && ci != cq;
+    assign step[n] = !init_q && !rst_q && !srst_q && !sq_reset[n] && !sq_reset_q[n] && ci != cq;
     wire [15:0] pd = post_q[16*n +: 16] - cons_q[16*n +: 16] - {15'd0, step[n]};
     assign pend[16*n +: 16] = pd;
     // the doorbell check, from the spec: range, then lap (pending + posted must stay < size)
@@ -165,6 +168,7 @@ module formal_axil_db (
 
   always @(posedge clk) begin
     rst_q       <= rst;
+    srst_q      <= soft_rst;
     sq_reset_q  <= sq_reset;
     ci_q        <= sq_ci;
     pi_q        <= sq_pi;
@@ -183,13 +187,13 @@ module formal_axil_db (
       qerr_rd_q  <= {araddr[15:2], 2'b00} == bouncer_regs_pkg::REG_QERR;
       exp_qerr_q <= sh_qerr;
     end
-    if (rst) begin
+    if (rst || soft_rst) begin
       sh_pi     <= 30'd0;
       post_q    <= 32'd0;
       cons_q    <= 32'd0;
       sh_qerr   <= 8'd0;
       exp_db_q  <= 1'b0;
-      qerr_rd_q <= 1'b0;
+      if (rst) qerr_rd_q <= 1'b0;
     end
   end
 
@@ -200,7 +204,7 @@ module formal_axil_db (
       if (sq_db) assert (sq_db_sq == exp_db_sq_q && sq_db_pi == exp_db_pi_q);
       if (a_rvalid && qerr_rd_q) assert (a_rdata[7:0] == exp_qerr_q);
       for (int n = 0; n < 2; n++) begin
-        if (!rst_q) begin
+        if (!rst_q && !srst_q) begin
           assert ((sq_pi[15*n +: 15] & ~mask_v[15*n +: 15]) == 15'd0);
           if (!sq_reset[n]) begin
             assert (pend[16*n +: 16] <= {1'b0, mask_v[15*n +: 15]});

@@ -26,7 +26,8 @@ module formal_axil_regs (
   input wire [14:0]  cq_tail,
   input wire [14:0]  cqp_ci,
   input wire [14:0]  ccq_tail,
-  input wire [6:0]   status,
+  input wire [8:0]   status,
+  input wire         soft_rst,
   input wire         stat_tx_frame,
   input wire [15:0]  stat_tx_bytes,
   input wire         stat_sq_wqe,
@@ -52,7 +53,7 @@ module formal_axil_regs (
 
   // the configuration outputs are not observed here (the unit tests cover their values)
   bouncer_axil_regs #(.ADDR_W(16)) dut_a (
-    .clk(clk), .rst(rst),
+    .clk(clk), .rst(rst), .soft_rst(soft_rst), .ctrl_reset_req(),
     .s_axil_awaddr(awaddr), .s_axil_awvalid(awvalid), .s_axil_awready(a_awready),
     .s_axil_wdata(wdata), .s_axil_wstrb(wstrb), .s_axil_wvalid(wvalid), .s_axil_wready(a_wready),
     .s_axil_bresp(a_bresp), .s_axil_bvalid(a_bvalid), .s_axil_bready(bready),
@@ -66,7 +67,7 @@ module formal_axil_regs (
     .aeq_tail(aeq_tail), .cm_conns(cm_conns), .stat_cm(stat_cm)
   );
   bouncer_axil_regs #(.ADDR_W(16)) dut_b (
-    .clk(clk), .rst(rst),
+    .clk(clk), .rst(rst), .soft_rst(soft_rst), .ctrl_reset_req(),
     .s_axil_awaddr(awaddr), .s_axil_awvalid(awvalid), .s_axil_awready(b_awready),
     .s_axil_wdata(wdata), .s_axil_wstrb(wstrb), .s_axil_wvalid(wvalid), .s_axil_wready(b_wready),
     .s_axil_bresp(b_bresp), .s_axil_bvalid(b_bvalid), .s_axil_bready(bready),

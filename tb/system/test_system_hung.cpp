@@ -47,6 +47,10 @@ constexpr uint64_t kLong = 400'000;       // bound of waits that must succeed
 // A timed-out wait may take longer than its bound by the MMIO reads its error message makes
 // (2 to 4 cycles each, or 2 while held) and the last poll's register reads.
 constexpr uint64_t kSlack = 64;
+// Closing a device that is not wedged: CTRL.RESET happens once nothing has been in flight for
+// 128 cycles, at worst after a DMA read the watchdog ends (dma_timeout_cycles 2 000), plus the
+// polls that see it.
+constexpr uint64_t kQuietClose = 2'000 + 128 + 4 * kPoll + kSlack;
 
 bouncer::DeviceConfig base_config() {
   bouncer::DeviceConfig dc;
@@ -54,6 +58,7 @@ bouncer::DeviceConfig base_config() {
   dc.cqp_entries = 8;
   dc.ccq_entries = 8;
   dc.cqp_timeout_cycles = kCqpTimeout;
+  dc.reset_timeout_cycles = kCqpTimeout;  // open() and close(): the bound of CTRL.RESET
   dc.poll_interval_cycles = kPoll;
   dc.dma_timeout_cycles = 2'000;
   return dc;
@@ -321,7 +326,7 @@ TEST(HeldInResetZeroReads, WaitsTimeOut) {
       auto r = Device::open(hal, base_config());
       expect_bounded_error("Device::open (reads 0)", r, s, 0, Errc::kNoDevice);
     }
-    expect_close_bounded(dev, hal, 0, kSlack);
+    expect_close_bounded(dev, hal, 0, kQuietClose);
     plat.hold_reset(false);
     dev = open_ready(hal);
     ASSERT_TRUE(dev);
@@ -436,7 +441,7 @@ TEST(Wedged, DmaReadNeverAnswered) {
     EXPECT_EQ(dev->sq_outstanding(), 0u);
     EXPECT_EQ(dev->stats().unexpected_cqes, 0u);
     EXPECT_EQ(dev->stats().unexpected_ccqes, 0u);
-    expect_close_bounded(dev, hal, 0, kSlack);
+    expect_close_bounded(dev, hal, 0, kQuietClose);
   });
   EXPECT_EQ(wire_ports(plat), (std::vector<uint16_t>{40001, 40002}));
 }

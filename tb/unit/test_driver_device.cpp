@@ -84,8 +84,9 @@ TEST_F(DeviceTest, OpenProgramsRingsAndEnablesLast) {
   EXPECT_EQ(hal.reg(r::CQP_SIZE), 4u);
   EXPECT_EQ(hal.reg(r::CCQ_SIZE), 4u);
   ASSERT_FALSE(hal.writes.empty());
-  EXPECT_EQ(hal.writes.front().offset, r::CTRL);
-  EXPECT_EQ(hal.writes.front().value, 0u);
+  EXPECT_EQ(hal.writes.front().offset, r::CTRL);  // the takeover: CTRL.RESET, ENABLE 0
+  EXPECT_EQ(hal.writes.front().value, regs::field::CTRL::RESET.put(1));
+  EXPECT_EQ(hal.resets(), 1u);
   EXPECT_EQ(hal.writes.back().offset, r::CTRL);
   EXPECT_EQ(hal.writes.back().value, 1u);
   EXPECT_EQ(hal.last_write(r::CQ_HEAD), 0u);
@@ -128,8 +129,44 @@ TEST_F(DeviceTest, CloseStopsTheEnginesAndFreesMemory) {
   open();
   dev.reset();
   EXPECT_EQ(hal.writes.back().offset, r::CTRL);
-  EXPECT_EQ(hal.writes.back().value, 0u);
+  EXPECT_EQ(hal.writes.back().value, regs::field::CTRL::RESET.put(1));
+  EXPECT_EQ(hal.resets(), 2u) << "open and close each reset the core";
   EXPECT_EQ(hal.live_buffers(), 0u);
+}
+
+// A core that never carries CTRL.RESET out may still read or write the Device's memory: close
+// says so, and the memory is never handed back.
+TEST_F(DeviceTest, CloseKeepsTheMemoryWhenTheCoreDoesNotReset) {
+  DeviceConfig c;
+  c.reset_timeout_cycles = 500;
+  open(c);
+  const size_t live = hal.live_buffers();
+  ASSERT_GT(live, 0u);
+  hal.cfg.reset_hangs = true;
+  auto rc = dev->close();
+  ASSERT_FALSE(rc);
+  EXPECT_EQ(rc.error().code, Errc::kTimeout);
+  EXPECT_NE(rc.error().message.find("CTRL.RESET"), std::string::npos) << rc.error().message;
+  EXPECT_NE(rc.error().message.find("kept"), std::string::npos) << rc.error().message;
+  EXPECT_TRUE(dev->close()) << "close is idempotent";
+  dev.reset();
+  EXPECT_EQ(hal.live_buffers(), live) << "freed while the core may still use it";
+}
+
+// open() takes a device over from an owner that vanished without closing it: listeners,
+// connections and rings it left are gone before anything is programmed.
+TEST_F(DeviceTest, OpenTakesOverADeviceLeftDirty) {
+  open();
+  hal.listeners[2] = testing::FakeListener{};
+  hal.nodes[5] = testing::FakeNode{};
+  hal.write32(r::CTRL, regs::field::CTRL::ENABLE.put(1));
+  static std::vector<Device*> crashed;  // never destroyed: its owner "crashed"
+  crashed.push_back(dev.release());
+  open();
+  EXPECT_EQ(hal.resets(), 2u);
+  EXPECT_FALSE(hal.listeners[2].has_value());
+  EXPECT_TRUE(hal.nodes.empty());
+  EXPECT_EQ(hal.read32(r::CM_CONNS), 0u);
 }
 
 // ------------------------------------------------------------------------------- CQP

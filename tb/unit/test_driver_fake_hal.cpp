@@ -91,6 +91,27 @@ std::optional<uint32_t> FakeHal::last_write(uint32_t offset) const {
   return std::nullopt;
 }
 
+void FakeHal::reset_state() {
+  ++resets_;
+  listeners = {};
+  nodes.clear();
+  aeq_pending_.clear();
+  for (auto& q : sqs_) q = SqHw{};
+  cqp_ = WqRing{};
+  cq_ = CqRingHw{};
+  ccq_ = CqRingHw{};
+  aeq_ = CqRingHw{};
+  for (uint32_t o :
+       {r::CQ_BASE_LO, r::CQ_BASE_HI, r::CQP_BASE_LO, r::CQP_BASE_HI, r::CCQ_BASE_LO,
+        r::CCQ_BASE_HI, r::AEQ_BASE_LO, r::AEQ_BASE_HI, r::PD_BASE_LO, r::PD_BASE_HI}) {
+    regs_.erase(o);
+  }
+  for (unsigned n = 0; n < regs::kNumSqMax; ++n) {
+    regs_.erase(r::sq_base_lo(n));
+    regs_.erase(r::sq_base_lo(n) + 4);
+  }
+}
+
 uint64_t FakeHal::base(const std::map<uint32_t, uint32_t>& rg, uint32_t lo) {
   auto get = [&](uint32_t o) -> uint64_t {
     auto it = rg.find(o);
@@ -186,6 +207,12 @@ void FakeHal::write32(uint32_t off, uint32_t v) {
     return;
   }
   switch (off) {
+    case r::CTRL:
+      if (regs::field::CTRL::RESET.get(v) != 0 && !cfg.reset_hangs) {
+        regs_[r::CTRL] = v & ~regs::field::CTRL::RESET.mask();
+        reset_state();
+      }
+      break;
     case r::AEQ_SIZE:
       aeq_ = CqRingHw{base(regs_, r::AEQ_BASE_LO), v, 0, 0, 1};
       aeq_pending_.clear();

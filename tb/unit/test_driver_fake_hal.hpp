@@ -122,6 +122,8 @@ class FakeHal : public hal::Device {
     /// The SQ engine hands its rejects to the CM engine, which waits while events are
     /// backed up behind a full AEQ: no SQ WQE is processed then.
     bool sq_waits_for_aeq = true;
+    /// CTRL.RESET never happens (an engine or a DMA that never finishes): it stays pending.
+    bool reset_hangs = false;
   };
 
   FakeHal();
@@ -198,6 +200,7 @@ class FakeHal : public hal::Device {
   uint32_t sq_ci(unsigned n = 0) const { return sqs_[n].ring.ci; }
   uint32_t sq_db_bad() const { return stat_db_bad_; }
   uint32_t cq_tail() const { return cq_.tail; }
+  unsigned resets() const { return resets_; }  // CTRL.RESETs carried out
 
   class Buf;  // the DmaBuffer implementation
   void unregister(uint64_t addr) { bufs_.erase(addr); }
@@ -243,6 +246,7 @@ class FakeHal : public hal::Device {
   void after_reject(uint32_t cm_id, FakeNode& n);
   void bump(uint32_t stat_offset) { ++cm_stats[stat_offset]; }
   void write_cqe(CqRingHw& cq, std::array<std::byte, 32>& img);
+  void reset_state();  // what CTRL.RESET forgets
   static uint64_t base(const std::map<uint32_t, uint32_t>& r, uint32_t lo);
 
   uint64_t now_ = 0;
@@ -270,6 +274,7 @@ class FakeHal : public hal::Device {
   uint64_t busy_until_ = 0;  // end of the previous WQE (for LATENCY)
   std::array<std::byte, 32> last_cqe_{};
   uint32_t stat_push_used_ = 0, stat_push_dropped_ = 0, stat_sq_wqes_ = 0, stat_cqp_wqes_ = 0;
+  unsigned resets_ = 0;
 };
 
 }  // namespace bouncer::testing

@@ -168,7 +168,10 @@ class Cm {
  public:
   /// `dev` must outlive the Cm.
   explicit Cm(Device& dev);
-  /// Destroys the listeners this Cm created (best effort).
+  /// Destroys the listeners this Cm created, then rejects (no PD, the listener's FIN policy)
+  /// every request the application still holds, as iw_cm does when a listener or an id in
+  /// CONN_RECV goes away; otherwise those nodes would hold their cm_ids until the core is
+  /// reset. Best effort: errors are not reported.
   ~Cm();
   Cm(const Cm&) = delete;
   Cm& operator=(const Cm&) = delete;

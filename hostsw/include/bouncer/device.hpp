@@ -72,6 +72,9 @@ struct DeviceConfig {
   uint32_t ccq_entries = 16;
   uint64_t poll_interval_cycles = 32;       // wait_cycles() between looks at a CQ
   uint64_t cqp_timeout_cycles = 1'000'000;  // per control command
+  /// open() and close(): how long the core may take to carry out CTRL.RESET (it waits for the
+  /// engines and DMA to finish, then sweeps its tables: 2**CTX_LOG2 cycles).
+  uint64_t reset_timeout_cycles = 2'000'000;
   // ---- passive CM
   uint32_t aeq_entries = 256;  // event ring, power of two in [4, 32768]
   /// AEQ_HEAD is written after this many consumed events, and whenever the AEQ is found
@@ -279,13 +282,26 @@ std::string cq_status_name(uint16_t major, uint16_t minor);
 /// SQ or to different SQs; the SQs share the mutex (one doorbell register, one CQ).
 class Device {
  public:
-  /// Checks ID and VERSION, reads CAPS, stops the engines (CTRL = 0), allocates and
-  /// programs the rings (num_sq SQs, CQ, CQP, CCQ), the event ring (AEQ) and the PD area
-  /// (2**CTX_LOG2 slots of 512 bytes), zeroes CQ_HEAD/CCQ_HEAD/AEQ_HEAD, writes ISN_KEY (and the
-  /// timer and TCP settings when given) and enables (CTRL.ENABLE = 1) last. It does not wait for
+  /// Checks ID and VERSION, reads CAPS, then takes the device over whatever state a previous
+  /// owner left it in (a crashed process may have left it enabled, with listeners, connections,
+  /// templates and rings pointing at memory it no longer owns): CTRL = RESET with ENABLE 0,
+  /// and a wait (bounded by reset_timeout_cycles) until the core has carried the reset out,
+  /// which it does only once nothing is in flight. Then it allocates and programs the rings
+  /// (num_sq SQs, CQ, CQP, CCQ), the event ring (AEQ) and the PD area (2**CTX_LOG2 slots of
+  /// 512 bytes), zeroes CQ_HEAD/CCQ_HEAD/AEQ_HEAD, writes ISN_KEY (and the timer and TCP
+  /// settings when given) and enables (CTRL.ENABLE = 1) last. It does not wait for
   /// STATUS.CM_READY (the engines do; see wait_cm_ready). `hal` must outlive the Device.
+  /// kTimeout when the reset cannot happen (an engine or a DMA never finishes; the message
+  /// names the STATUS bits): reprogram or reset the card (docs/operations.md).
   static Result<std::unique_ptr<Device>> open(hal::Device& hal, DeviceConfig cfg = {});
-  /// Writes CTRL = 0 and waits (bounded) for the engines to go idle before freeing memory.
+  /// Stops the device so that it provably no longer touches this Device's host memory:
+  /// CTRL = RESET (every connection, listener and queue forgotten; see open()), and a wait for
+  /// the reset. Only then is the memory freed (by the destructor). If the reset does not
+  /// happen in time the memory is never freed (it leaks, which is safe; it is not handed
+  /// back while the device might still write to it or send it) and the error says why.
+  /// Idempotent; the Device is unusable afterwards.
+  Result<void> close();
+  /// close(), reporting a failure on stderr.
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
@@ -509,6 +525,7 @@ class Device {
   uint32_t aeq_unflushed_ = 0;
   std::array<std::unique_ptr<hal::DmaBuffer>, regs::kNumListeners> tmpl_;
   std::vector<std::unique_ptr<hal::DmaBuffer>> retired_tmpl_;
+  bool closed_ = false;  // close() ran: the core was reset (or the memory abandoned)
   std::vector<CqpSlot> cqp_slots_;
   std::deque<Completion> stash_;  // reaped but not handed out yet
   uint32_t sq_outstanding_ = 0;

@@ -550,6 +550,7 @@ inline constexpr RegField PROBES{26, 1};
 namespace CTRL {
 inline constexpr RegField ENABLE{0, 1};
 inline constexpr RegField LOOPBACK{1, 1};
+inline constexpr RegField RESET{2, 1};
 }  // namespace CTRL
 namespace STATUS {
 inline constexpr RegField SQ_BUSY{0, 1};
@@ -559,6 +560,8 @@ inline constexpr RegField CCQ_FULL{3, 1};
 inline constexpr RegField DMA_WR_ERR{4, 1};
 inline constexpr RegField AEQ_FULL{5, 1};
 inline constexpr RegField CM_READY{6, 1};
+inline constexpr RegField CM_BUSY{7, 1};
+inline constexpr RegField DMA_BUSY{8, 1};
 }  // namespace STATUS
 namespace QERR {
 inline constexpr RegField SQ0{0, 4};

@@ -130,6 +130,10 @@ struct PlatformStats {
   uint64_t dma_write_beats = 0;
   uint64_t dma_errors = 0;      // bursts answered with SLVERR or DECERR
   uint64_t dma_unanswered = 0;  // bursts never answered (DmaFault::kNoResponse)
+  // DMA bursts that touched host memory the driver had freed (a destroyed DmaBuffer), and the
+  // first such address: a device that outlives its driver's buffers (0 when none)
+  uint64_t dma_to_freed = 0;
+  uint64_t dma_to_freed_first_addr = 0;
   // --- reset held at run time (Platform::hold_reset) ---
   uint64_t reset_holds = 0;        // hold_reset(true) calls that asserted reset
   uint64_t reset_held_cycles = 0;  // edges with reset held (the construction-time reset excluded)
