@@ -317,10 +317,10 @@ Result<void> Device::close() {
     static std::mutex graveyard_mu;
     static auto* graveyard = new std::vector<std::unique_ptr<Abandoned>>();
     std::lock_guard g(graveyard_mu);
-    graveyard->push_back(std::make_unique<Abandoned>(Abandoned{std::move(sqs_),         std::move(cq_),      std::move(cqp_),
-                        std::move(ccq_),         std::move(aeq_),     std::move(pd_pool_),
-                        std::move(ctx_pool_),    std::move(pd_area_), std::move(tmpl_),
-                        std::move(retired_tmpl_)}));
+    graveyard->push_back(std::make_unique<Abandoned>(
+        Abandoned{std::move(sqs_), std::move(cq_), std::move(cqp_), std::move(ccq_),
+                  std::move(aeq_), std::move(pd_pool_), std::move(ctx_pool_), std::move(pd_area_),
+                  std::move(tmpl_), std::move(retired_tmpl_)}));
     return make_error(rc.error().code, rc.error().message + "; its host memory is kept (leaked)");
   }
   return {};
