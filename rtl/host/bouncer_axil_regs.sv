@@ -560,11 +560,11 @@ module bouncer_axil_regs #(
     if (stat_rx_filtered)   st_rx_filt_q    <= st_rx_filt_q + 32'd1;
     if (stat_rx_stray)      st_rx_stray_q   <= st_rx_stray_q + 32'd1;
 
-    // CTRL.RESET carried out: the host-visible queue state goes back to its reset values (the
-    // engines' own indices are reset with it); configuration, statistics and the AXI4-Lite
-    // handshake stay
-    if (soft_rst) begin
-      reset_req_q  <= 1'b0;
+    // A reset, or CTRL.RESET carried out (soft_rst): the host-visible queue state goes back to
+    // its reset values (the engines' own indices are reset with it); configuration,
+    // statistics and the AXI4-Lite handshake are reset by a reset only (below). One reset
+    // condition per register, so it maps onto the flop's reset input.
+    if (any_rst) begin
       loopback_q   <= 1'b0;
       for (int n = 0; n < NUM_SQ; n++) begin
         sq_base_q[n]  <= '0;
@@ -592,36 +592,14 @@ module bouncer_axil_regs #(
       aeq_head_q   <= '0;
       aeq_reset_q  <= 1'b0;
       pd_base_q    <= '0;
+      reset_req_q  <= 1'b0;
     end
     if (rst) begin
       bvalid_q     <= 1'b0;
       scratch_q    <= '0;
       enable_q     <= 1'b0;
-      loopback_q   <= 1'b0;
-      reset_req_q  <= 1'b0;
-      for (int n = 0; n < NUM_SQ; n++) begin
-        sq_base_q[n]  <= '0;
-        sq_size_q[n]  <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
-        sq_pi_q[n]    <= '0;
-        push_q[n]     <= '0;
-        push_idx_q[n] <= '0;
-        sq_qerr_q[n]  <= bouncer_regs_pkg::QERR_CAUSE_NONE;
-      end
-      sq_reset_q   <= '0;
       sq_db_sq_q   <= '0;
-      sq_db_pi_q   <= '0;
-      sq_db_push_q <= 1'b0;
       st_db_bad_q  <= '0;
-      cq_base_q    <= '0;
-      cqp_base_q   <= '0;
-      ccq_base_q   <= '0;
-      cq_size_q    <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
-      cqp_size_q   <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
-      ccq_size_q   <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
-      cqp_qerr_q   <= bouncer_regs_pkg::QERR_CAUSE_NONE;
-      cq_head_q    <= '0;
-      cqp_pi_q     <= '0;
-      ccq_head_q   <= '0;
       cycle_q      <= '0;
       st_frames_q    <= '0;
       st_bytes_q     <= '0;
@@ -631,11 +609,6 @@ module bouncer_axil_regs #(
       st_push_drop_q <= '0;
       st_cqp_wqes_q  <= '0;
       st_latency_q   <= '0;
-      aeq_base_q     <= '0;
-      aeq_size_q     <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
-      aeq_head_q     <= '0;
-      aeq_reset_q    <= 1'b0;
-      pd_base_q      <= '0;
       isn_key_q      <= '0;
       timer_tick_q   <= 32'd256;
       rto_init_q     <= 32'd976563;

@@ -42,8 +42,8 @@ struct RejectOptions {
   std::optional<uint32_t> ird_ord;
   /// Send a PD_Length above WIRE_PD_SAFE_MAX (255), up to MPA_PD_MAX (512). Linux
   /// initiators do not take it intact: siw fails a PD_Length over 256 (a 6.1 kernel oopsed
-  /// on that path), cxgb4 fails over 256 and keeps the length in a u8 (256 reports 252
-  /// bytes of junk), irdma keeps the length in a u8 (it wraps). docs/reject-frame.md.
+  /// on that path), cxgb4 fails over 256, irdma keeps the length in a u8 (256 delivers
+  /// nothing, more wraps). docs/reject-frame.md.
   bool unsafe_wire_pd = false;
   uint64_t wr_id = 0;
   uint64_t timeout_cycles = 2'000'000;  // reject(): how long to wait for the completion
