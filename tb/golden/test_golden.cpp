@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "golden/frame_parser.hpp"
+#include "golden/gtest_tools.hpp"
 #include "golden/pcap_io.hpp"
 #include "golden/reject_frame.hpp"
 #include "golden/tshark.hpp"
@@ -487,7 +488,7 @@ std::vector<Conn> tshark_connections() {
 }
 
 TEST(Tshark, DissectsRejectsV1V2VlanFin) {
-  if (!tshark_available()) GTEST_SKIP() << "tshark not installed";
+  GOLDEN_REQUIRE_TSHARK();
   const auto conns = tshark_connections();
   std::vector<Packet> pk;
   for (const Conn& c : conns) {
@@ -522,7 +523,7 @@ TEST(Tshark, DissectsRejectsV1V2VlanFin) {
 // The clean result above means something only if tshark's checks really fire: bad
 // checksums and warning-level expert infos (here TCP Zero Window) must be reported.
 TEST(Tshark, FlagsBadChecksums) {
-  if (!tshark_available()) GTEST_SKIP() << "tshark not installed";
+  GOLDEN_REQUIRE_TSHARK();
   const auto conns = tshark_connections();
   std::vector<Packet> pk;
   pk.push_back(build_mpa_request_frame(conns[0].p, conns[0].req_pd));
@@ -558,7 +559,7 @@ TEST(Tshark, FlagsBadChecksums) {
 }
 
 TEST(Tshark, MissingFileIsAnError) {
-  if (!tshark_available()) GTEST_SKIP() << "tshark not installed";
+  GOLDEN_REQUIRE_TSHARK();
   const TsharkReport rep = tshark_check_mpa("/nonexistent/dir/x.pcap");
   EXPECT_FALSE(rep.ok);
   EXPECT_FALSE(rep.error.empty());

@@ -47,6 +47,7 @@
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
 #include "golden/frame_parser.hpp"
+#include "golden/gtest_tools.hpp"
 #include "golden/pcap_io.hpp"
 #include "golden/reject_frame.hpp"
 #include "golden/tcp_ctrl.hpp"
@@ -1105,10 +1106,7 @@ inline void check_pcap(const std::string& path, const PcapWants& want, bool ever
     if (s && (!s->ip_csum_ok || !s->tcp_csum_ok)) ++bad_csum;
   }
   EXPECT_EQ(bad_csum, 0u) << "frames with a bad checksum in " << path;
-  if (!golden::tshark_available()) {
-    std::printf("[ tshark   ] not installed: %s not dissected\n", path.c_str());
-    return;
-  }
+  GOLDEN_REQUIRE_TSHARK();
   auto rep = golden::tshark_check_mpa(path);
   ASSERT_TRUE(rep.ok) << rep.error;
   EXPECT_EQ(rep.frames, pkts->size());

@@ -20,6 +20,7 @@
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
 #include "golden/frame_parser.hpp"
+#include "golden/gtest_tools.hpp"
 #include "golden/pcap_io.hpp"
 #include "golden/reject_frame.hpp"
 #include "golden/tshark.hpp"
@@ -627,7 +628,7 @@ TEST_P(SystemReject, PcapReadBackAndTshark) {
     ++rejects;
   }
   EXPECT_EQ(rejects, 6u);
-  if (!golden::tshark_available()) GTEST_SKIP() << "tshark not installed";
+  GOLDEN_REQUIRE_TSHARK();
   auto rep = golden::tshark_check_mpa(path);
   ASSERT_TRUE(rep.ok) << rep.error;
   EXPECT_TRUE(rep.clean()) << rep.summary();

@@ -22,6 +22,7 @@
 #include "Vtcp_ctrl_w512.h"
 #include "Vtcp_ctrl_w64.h"
 #include "axis_lanes.hpp"
+#include "golden/gtest_tools.hpp"
 #include "verilated.h"
 #pragma GCC diagnostic pop
 
@@ -213,7 +214,7 @@ TEST(RtlTcpCtrl, W512SlowConsumer) { sweep<Vtcp_ctrl_w512>(5, 1.0, 0.1); }
 // Third-party dissector: RTL frames of every kind must decode without checksum errors or
 // malformed packets; the SYN-ACK options must read back as MSS and window scale.
 TEST(RtlTcpCtrl, TsharkAcceptsFrames) {
-  if (!golden::tshark_available()) GTEST_SKIP() << "tshark not available";
+  GOLDEN_REQUIRE_TSHARK();
   CtrlHarness<Vtcp_ctrl_w64> h(77);
   std::mt19937_64 rng(78);
   std::vector<golden::TcpCtrlParams> reqs;

@@ -30,6 +30,7 @@
 #include "bouncer/peer/initiator.hpp"
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
+#include "golden/gtest_tools.hpp"
 #include "golden/pcap_io.hpp"
 #include "golden/reject_frame.hpp"
 #include "golden/tcp_ctrl.hpp"
@@ -986,7 +987,7 @@ TEST(SimNetPlatform, PcapBothDirectionsOrderedAndTsharkReadable) {
   }
   pcap_close(pp);
 
-  if (!golden::tshark_available()) GTEST_SKIP() << "tshark not installed";
+  GOLDEN_REQUIRE_TSHARK();
   const auto rep = golden::tshark_check_mpa(cfg.pcap_path);
   ASSERT_TRUE(rep.ok) << rep.error;
   EXPECT_EQ(rep.frames, n_pkts);
