@@ -152,6 +152,9 @@ TEST(Soak, Run) {
   std::map<Kind, unsigned> kinds;
   std::map<std::string, unsigned> peer_states;
   unsigned rejected_peers = 0;
+  // liveness: the peers that behave (the host rejects at once, or the auto-reject listener
+  // does) and how many of them got their reject
+  unsigned behaving = 0, behaving_rejected = 0;
   Failures fail;
   uint64_t cycles = 0, first_start = 0;
   std::string stats;
@@ -320,6 +323,10 @@ TEST(Soak, Run) {
       const auto& out = plat.peer(c.peer).outcome();
       ++peer_states[peer::to_string(out.state)];
       rejected_peers += out.rejected;
+      if (p.kind == Kind::kReject || p.kind == Kind::kAuto) {
+        ++behaving;
+        behaving_rejected += out.rejected;
+      }
       const bool enh = c.cfg.mpa_rev == 2 && c.cfg.enhanced;
       // the request and the host's side
       if (c.requests.size() > 1)
@@ -449,6 +456,14 @@ TEST(Soak, Run) {
               o.connections, k.c_str());
   std::printf("[ soak     ] peer end states: %s%u peers got their reject\n", st.c_str(),
               rejected_peers);
+  // Safety alone would pass a core that answers nothing: at 5 % loss in each direction every
+  // well-behaved peer must get its reject (its retransmissions and ours cover the losses).
+  std::printf("[ soak     ] liveness: %u of %u well-behaved peers rejected (bound 97 %%)\n",
+              behaving_rejected, behaving);
+  if (behaving == 0 || behaving_rejected * 100 < behaving * 97) {
+    fail.add("liveness: " + std::to_string(behaving_rejected) + " of " + std::to_string(behaving) +
+             " well-behaved peers were rejected (at least 97 % must be)");
+  }
   std::printf("[ soak     ] frames: %zu to Bouncer (%" PRIu64
               " lost on the wire), %zu from Bouncer (%" PRIu64 " lost)\n",
               plat.rx_frames().size(), ps.wire_dropped_to_bouncer, plat.tx_frames().size(),
