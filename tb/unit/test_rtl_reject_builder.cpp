@@ -5,6 +5,8 @@
 // the golden parser's independent check. Cycle counts are pinned with tready always high.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <random>
 #include <string>
@@ -231,6 +233,36 @@ class BuilderHarness {
     return out;
   }
 
+  // The counts of one reject, without running it: the PD is not written (its length alone
+  // decides them); seg_count 2 cycles after start, frame_len and seq_advance 1 cycle after
+  // start; then a reset cycle drops the reject.
+  struct Counts {
+    unsigned seg_count = 0, frame_len = 0, seq_advance = 0;
+  };
+  Counts run_counts(const std::array<std::byte, 64>& img, unsigned pd_len, unsigned mss) {
+    Counts out;
+    m_->pd_len = static_cast<uint16_t>(pd_len);
+    m_->pd_clear = 1;
+    tick();
+    m_->pd_clear = 0;
+    set_wide(m_->start_ctx, img);
+    m_->start_fin = 0;
+    m_->start_ird_ord_valid = 0;
+    m_->start_mss = static_cast<uint16_t>(mss);
+    m_->start_valid = 1;
+    EXPECT_TRUE(m_->start_ready);
+    tick();
+    m_->start_valid = 0;
+    out.frame_len = m_->frame_len;
+    out.seq_advance = m_->seq_advance;
+    tick();
+    out.seg_count = m_->seg_count;
+    m_->rst = 1;
+    tick();
+    m_->rst = 0;
+    return out;
+  }
+
  private:
   VerilatedContext ctx_;
   std::unique_ptr<Model> m_;
@@ -346,6 +378,38 @@ void twelve_segments(uint64_t seed) {
   }
 }
 
+// Every MPA reply length (PD 0..512, enhanced or not) against every MSS from 48 to past the
+// longest reply: seg_count, frame_len and seq_advance against the golden model (the frames
+// themselves: the sweeps above).
+template <typename Model>
+void all_counts() {
+  BuilderHarness<Model> h(11);
+  std::mt19937_64 rng(12);
+  int checked = 0;
+  for (bool enh : {false, true}) {
+    auto p = random_params(rng, 0);
+    p.req_rev = enh ? 2 : 1;
+    p.req_flags = enh ? 0x50 : 0x40;
+    p.fin = false;
+    p.ird_ord_override.reset();
+    const auto img = ctx_image(p);
+    const unsigned hdr = p.vlan_en ? 58 : 54;
+    for (unsigned pd_len = 0; pd_len <= (enh ? 508u : 512u); ++pd_len) {
+      p.pd.assign(pd_len, 0);
+      const auto m = static_cast<unsigned>(golden::mpa_reply_len(p));
+      for (unsigned mss = 48; mss <= 534; ++mss) {
+        const auto c = h.run_counts(img, pd_len, mss);
+        const auto n = static_cast<unsigned>(golden::reject_segment_count(p, mss));
+        ASSERT_EQ(c.seg_count, n) << "pd_len=" << pd_len << " enh=" << enh << " mss=" << mss;
+        ASSERT_EQ(c.frame_len, hdr + std::min(m, mss)) << "pd_len=" << pd_len << " mss=" << mss;
+        ASSERT_EQ(c.seq_advance, m);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, (513 + 509) * 487);
+}
+
 TEST(RtlRejectBuilder, W64MatchesGolden) { sweep<Vbuilder_w64>(1, 1.0); }
 TEST(RtlRejectBuilder, W512MatchesGolden) { sweep<Vbuilder_w512>(2, 1.0); }
 TEST(RtlRejectBuilder, W64RandomBackpressure) { sweep<Vbuilder_w64>(3, 0.4); }
@@ -356,5 +420,7 @@ TEST(RtlRejectBuilder, W64SegmentsBackpressure) { segment_sweep<Vbuilder_w64>(7,
 TEST(RtlRejectBuilder, W512SegmentsBackpressure) { segment_sweep<Vbuilder_w512>(8, 0.3, 1000); }
 TEST(RtlRejectBuilder, W64TwelveSegments) { twelve_segments<Vbuilder_w64>(9); }
 TEST(RtlRejectBuilder, W512TwelveSegments) { twelve_segments<Vbuilder_w512>(10); }
+TEST(RtlRejectBuilder, W512AllCounts) { all_counts<Vbuilder_w512>(); }
+TEST(RtlRejectBuilder, W64AllCounts) { all_counts<Vbuilder_w64>(); }
 
 }  // namespace
