@@ -1,5 +1,6 @@
 #include "golden/reject_frame.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace golden {
@@ -149,33 +150,66 @@ RejectStatus validate_reject(const RejectParams& p) {
   return RejectStatus::kOk;
 }
 
-std::vector<uint8_t> build_mpa_reject_frame(const RejectParams& p) {
-  if (validate_reject(p) != RejectStatus::kOk) return {};
-  const bool enh = is_enhanced(p.req_rev, p.req_flags);
+namespace {
 
+// The MPA reply bytes: key, flags, rev, PD_Length, [IRD/ORD], PD.
+std::vector<uint8_t> mpa_reply_bytes(const RejectParams& p) {
   std::vector<uint8_t> mpa(kKeyReply.begin(), kKeyReply.end());
   mpa.push_back(reply_mpa_flags(p));
   mpa.push_back(p.req_rev);
   put16(mpa, reply_pd_length(p));
-  if (enh) put32(mpa, p.ird_ord_override.value_or(default_reply_ird_ord(p.req_ird_ord)));
+  if (is_enhanced(p.req_rev, p.req_flags))
+    put32(mpa, p.ird_ord_override.value_or(default_reply_ird_ord(p.req_ird_ord)));
   mpa.insert(mpa.end(), p.pd.begin(), p.pd.end());
+  return mpa;
+}
 
-  const Segment s{.src_mac = p.loc_mac,
-                  .dst_mac = p.rem_mac,
-                  .vlan_en = p.vlan_en,
-                  .vlan_tci = p.vlan_tci,
-                  .src_ip = p.loc_ip,
-                  .dst_ip = p.rem_ip,
-                  .tos = p.tos,
-                  .ttl = p.ttl,
-                  .ip_id = p.ip_id,
-                  .src_port = p.loc_port,
-                  .dst_port = p.rem_port,
-                  .seq = p.snd_nxt,
-                  .ack = p.rcv_nxt,
-                  .tcp_flags = static_cast<uint8_t>(kTcpAck | kTcpPsh | (p.fin ? kTcpFin : 0)),
-                  .window = p.rcv_wnd};
-  return assemble(s, mpa);
+// Our side of the connection, as segment k of the reject (with FIN when `fin`).
+Segment reject_segment(const RejectParams& p, uint32_t offset, uint16_t k, bool fin) {
+  return Segment{.src_mac = p.loc_mac,
+                 .dst_mac = p.rem_mac,
+                 .vlan_en = p.vlan_en,
+                 .vlan_tci = p.vlan_tci,
+                 .src_ip = p.loc_ip,
+                 .dst_ip = p.rem_ip,
+                 .tos = p.tos,
+                 .ttl = p.ttl,
+                 .ip_id = static_cast<uint16_t>(p.ip_id + k),
+                 .src_port = p.loc_port,
+                 .dst_port = p.rem_port,
+                 .seq = p.snd_nxt + offset,
+                 .ack = p.rcv_nxt,
+                 .tcp_flags = static_cast<uint8_t>(kTcpAck | kTcpPsh | (fin ? kTcpFin : 0)),
+                 .window = p.rcv_wnd};
+}
+
+}  // namespace
+
+std::vector<uint8_t> build_mpa_reject_frame(const RejectParams& p) {
+  if (validate_reject(p) != RejectStatus::kOk) return {};
+  return assemble(reject_segment(p, 0, 0, p.fin), mpa_reply_bytes(p));
+}
+
+size_t reject_segment_count(const RejectParams& p, size_t mss) {
+  const size_t m = mpa_reply_len(p);
+  if (mss == 0 || mss >= m) return 1;
+  return (m + mss - 1) / mss;
+}
+
+std::vector<std::vector<uint8_t>> build_mpa_reject_segments(const RejectParams& p, size_t mss) {
+  std::vector<std::vector<uint8_t>> out;
+  if (validate_reject(p) != RejectStatus::kOk) return out;
+  const std::vector<uint8_t> mpa = mpa_reply_bytes(p);
+  const size_t piece = (mss == 0) ? mpa.size() : mss;
+  const std::span<const uint8_t> all(mpa);
+  for (size_t off = 0, k = 0; off < mpa.size(); off += piece, ++k) {
+    const size_t len = std::min(piece, mpa.size() - off);
+    const bool last = off + len == mpa.size();
+    out.push_back(assemble(
+        reject_segment(p, static_cast<uint32_t>(off), static_cast<uint16_t>(k), last && p.fin),
+        all.subspan(off, len)));
+  }
+  return out;
 }
 
 size_t mpa_request_payload_len(const RejectParams& p, size_t req_pd_len) {

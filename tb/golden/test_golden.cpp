@@ -284,6 +284,112 @@ TEST(RoundTrip, AllShapesAndSingleByteCorruption) {
   EXPECT_GT(frames, 200);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Segments bounded by the peer's MSS
+
+TEST(RejectSegments, KnownSplitV2Enhanced) {
+  RejectParams p = base_params();
+  p.req_rev = 2;
+  p.req_flags = 0x50;
+  p.ird_ord_override = 0x80018002;
+  p.fin = true;
+  p.ip_id = 0xFFFF;  // the IPv4 ID wraps from segment 0 to 1
+  p.snd_nxt = 0xFFFFFFF0;
+  p.pd.resize(100);
+  for (size_t i = 0; i < p.pd.size(); ++i) p.pd[i] = static_cast<uint8_t>(i + 1);
+  // M = 20 + 4 + 100 = 124: 48 + 48 + 28
+  const auto segs = build_mpa_reject_segments(p, 48);
+  ASSERT_EQ(segs.size(), 3u);
+  EXPECT_EQ(reject_segment_count(p, 48), 3u);
+  const size_t lens[] = {48, 48, 28};
+  const uint16_t ids[] = {0xFFFF, 0x0000, 0x0001};
+  const uint32_t seqs[] = {0xFFFFFFF0, 0x00000020, 0x00000050};
+  Bytes payload;
+  for (size_t k = 0; k < 3; ++k) {
+    std::string why;
+    const auto s = parse_tcp_segment(segs[k], &why);
+    ASSERT_TRUE(s.has_value()) << "segment " << k << ": " << why;
+    EXPECT_EQ(segs[k].size(), 54 + lens[k]);
+    EXPECT_EQ(s->payload.size(), lens[k]);
+    EXPECT_EQ(s->ip_total_length, 40 + lens[k]);
+    EXPECT_EQ(s->ip_id, ids[k]);
+    EXPECT_EQ(s->seq, seqs[k]);
+    EXPECT_EQ(s->ack, p.rcv_nxt);
+    EXPECT_EQ(s->tcp_flags, k == 2 ? 0x19 : 0x18) << "segment " << k;
+    payload = cat(payload, s->payload);
+  }
+  // the reply's bytes in order: key, flags 0x70 (M, C echoed; R; enhanced), rev 2, PD_Length 104,
+  // IRD/ORD, PD
+  ASSERT_EQ(payload.size(), 124u);
+  EXPECT_EQ(Bytes(payload.begin(), payload.begin() + 16), kRepKey);
+  EXPECT_EQ(payload[16], 0x70);
+  EXPECT_EQ(payload[17], 2);
+  EXPECT_EQ(payload[18], 0);
+  EXPECT_EQ(payload[19], 104);
+  EXPECT_EQ(Bytes(payload.begin() + 20, payload.begin() + 24), (Bytes{0x80, 0x01, 0x80, 0x02}));
+  EXPECT_EQ(tail(payload, 100), p.pd);
+}
+
+TEST(RejectSegments, SplitsEveryShapeAndMss) {
+  std::mt19937 rng(20270101);
+  int split = 0;
+  for (size_t pd_len : {0, 1, 27, 28, 29, 100, 255, 507, 508, 512}) {
+    for (bool enh : {false, true}) {
+      if (enh && pd_len > 508) continue;
+      for (bool vlan : {false, true}) {
+        for (bool fin : {false, true}) {
+          RejectParams p = base_params();
+          p.req_rev = enh ? 2 : 1;
+          p.req_flags = enh ? 0x50 : 0x40;
+          p.vlan_en = vlan;
+          p.vlan_tci = 0x2064;
+          p.fin = fin;
+          p.ip_id = static_cast<uint16_t>(rng());
+          p.snd_nxt = static_cast<uint32_t>(rng());
+          p.pd.resize(pd_len);
+          for (auto& b : p.pd) b = static_cast<uint8_t>(rng());
+          const size_t m = mpa_reply_len(p);
+          const Bytes whole = build_mpa_reject_frame(p);
+          const size_t hdr = vlan ? 58 : 54;
+          for (size_t mss : {size_t{0}, size_t{48}, size_t{49}, size_t{63}, size_t{64}, size_t{100},
+                             m - 1, m, m + 1, size_t{1460}}) {
+            SCOPED_TRACE("pd " + std::to_string(pd_len) + " enh " + std::to_string(enh) + " vlan " +
+                         std::to_string(vlan) + " fin " + std::to_string(fin) + " mss " +
+                         std::to_string(mss));
+            const auto segs = build_mpa_reject_segments(p, mss);
+            const size_t n = (mss == 0 || mss >= m) ? 1 : (m + mss - 1) / mss;
+            ASSERT_EQ(segs.size(), n);
+            EXPECT_EQ(reject_segment_count(p, mss), n);
+            if (n == 1) {
+              EXPECT_EQ(segs[0], whole);
+              continue;
+            }
+            ++split;
+            Bytes payload;
+            for (size_t k = 0; k < n; ++k) {
+              std::string why;
+              const auto s = parse_tcp_segment(segs[k], &why);
+              ASSERT_TRUE(s.has_value()) << "segment " << k << ": " << why;
+              const size_t len = (k + 1 < n) ? mss : m - (n - 1) * mss;
+              EXPECT_EQ(s->payload.size(), len);
+              EXPECT_EQ(segs[k].size(), hdr + len);
+              EXPECT_EQ(s->seq, p.snd_nxt + static_cast<uint32_t>(k * mss));
+              EXPECT_EQ(s->ip_id, static_cast<uint16_t>(p.ip_id + k));
+              EXPECT_EQ(s->tcp_flags, (fin && k + 1 == n) ? 0x19 : 0x18);
+              // everything in front of the IPv4 total length is the single frame's
+              EXPECT_EQ(Bytes(segs[k].begin(), segs[k].begin() + static_cast<long>(hdr - 38)),
+                        Bytes(whole.begin(), whole.begin() + static_cast<long>(hdr - 38)));
+              payload = cat(payload, s->payload);
+            }
+            EXPECT_EQ(payload, Bytes(whole.begin() + static_cast<long>(hdr), whole.end()));
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(split, 100);
+}
+
 TEST(Parser, RejectsInconsistentLengths) {
   RejectParams p = base_params();
   p.req_rev = 2;

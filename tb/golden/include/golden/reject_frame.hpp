@@ -55,6 +55,19 @@ RejectStatus validate_reject(const RejectParams& p);
 // validate_reject(p) != RejectStatus::kOk.
 std::vector<uint8_t> build_mpa_reject_frame(const RejectParams& p);
 
+// The reject as TCP segments whose payload is at most `mss` bytes (RFC 9293 3.7.1: the
+// peer's MSS bounds every segment we send). The MPA reply (M = mpa_reply_len(p) bytes) is cut
+// into ceil(M / mss) pieces, all but the last exactly mss bytes; segment k carries the reply
+// bytes from k * mss, with sequence number SND_NXT + k * mss, IPv4 identification IP_ID + k
+// (mod 2^16), flags ACK|PSH, FIN on the last segment only (when p.fin), and its own IPv4 and
+// TCP checksums; everything else as in build_mpa_reject_frame. mss == 0 means no bound: one
+// segment, equal to build_mpa_reject_frame(p) (as is any mss >= M). Returns no segments when
+// validate_reject(p) != RejectStatus::kOk.
+std::vector<std::vector<uint8_t>> build_mpa_reject_segments(const RejectParams& p, size_t mss);
+
+// ceil(mpa_reply_len(p) / mss), 1 when mss == 0 (the number of segments above).
+size_t reject_segment_count(const RejectParams& p, size_t mss);
+
 // The IRD/ORD word sent when the WQE carries no override (ctrl_ird << 16 | ctrl_ord).
 uint32_t default_reply_ird_ord(uint32_t req_ird_ord);
 
