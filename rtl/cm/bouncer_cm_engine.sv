@@ -253,7 +253,9 @@ module bouncer_cm_engine #(
   output logic                 rej_start_fin,
   output logic                 rej_start_ird_ord_valid,
   output logic [31:0]          rej_start_ird_ord,
+  output logic [15:0]          rej_start_mss,   // the peer's MSS (0: no bound)
   input  wire [15:0]           rej_frame_len,
+  input  wire [3:0]            rej_seg_count,   // segments of the reject (builder, 1..12)
   input  wire [15:0]           rej_seq_advance,
   input  wire                  rej_first_beat,
   input  wire                  rej_done,
@@ -458,6 +460,7 @@ module bouncer_cm_engine #(
   logic        cx_reasm_sooner_q;  // now + MPA_REASM_TIMEOUT comes before DEADLINE
   logic        hx_slot_q;       // a host reject's PD_ADDR is the node's slot
   logic        cx_pd_long_q;    // a host reject's PD_Length on the wire over MPA_PD_MAX
+  logic [15:0] cx_rej_ipid_q;   // IP ID of the reject's first segment: IP_ID - REJ_SEGS
   // A timer job's "due" (now reached the deadline) in S_DISPATCH, the next cycle: `now` is
   // then now + now_inc, so it is the compare against now or against now + 1 (now_p1_q), both
   // taken in S_CTX_WAIT, picked by now_inc.
@@ -478,6 +481,7 @@ module bouncer_cm_engine #(
                         !io_safe(h_ird_ord, ctx_rd.req_ird_ord);
       cx_reasm_sooner_q <= $signed(dl_reasm_q - ctx_rd.deadline) < 0;
       hx_slot_q      <= (h_pd_addr == slot_addr_q);
+      cx_rej_ipid_q  <= ctx_rd.ip_id - {12'd0, ctx_rd.rej_segs};
       cx_pd_long_q   <= (ctx_rd.req_rev == 8'd2 && ctx_rd.req_flags[4])
                         ? ({6'd0, h_pd_len} > 16'(bouncer_regs_pkg::MPA_PD_MAX - 4))
                         : ({6'd0, h_pd_len} > 16'(bouncer_regs_pkg::MPA_PD_MAX));
@@ -911,7 +915,8 @@ module bouncer_cm_engine #(
         nc_mpa.rej_ird_ord_valid = lq_tmpl_iov_q && mq_tmpl_io_ok_q;
         if (lq_tmpl_iov_q && mq_tmpl_io_ok_q) nc_mpa.req_ird_ord = lq_tmpl_io_q;
         nc_mpa.rej_fin    = (apol == bouncer_regs_pkg::FIN_POLICY_IRDMA);
-        nc_mpa.ip_id      = ctx_q.ip_id + 16'd1;
+        nc_mpa.ip_id      = ctx_q.ip_id + 16'd1;   // + the segment count once it is out
+        nc_mpa.rej_segs   = 4'd1;
         nc_mpa.rtx_cnt    = '0;
         nc_mpa.state      = (apol == bouncer_regs_pkg::FIN_POLICY_IRDMA)
                           ? bouncer_regs_pkg::CM_STATE_FIN_WAIT1 : bouncer_regs_pkg::CM_STATE_REJ_SENT;
@@ -990,7 +995,8 @@ module bouncer_cm_engine #(
       nc_host.rej_ird_ord_valid = h_ird_ord_valid;
       if (h_ird_ord_valid) nc_host.req_ird_ord = h_ird_ord;
       nc_host.rej_fin   = (pol == bouncer_regs_pkg::FIN_POLICY_IRDMA);
-      nc_host.ip_id     = ctx_q.ip_id + 16'd1;
+      nc_host.ip_id     = ctx_q.ip_id + 16'd1;    // + the segment count once it is out
+      nc_host.rej_segs  = 4'd1;
       nc_host.rtx_cnt   = '0;
       // SND_NXT moves by the builder's seq_advance once the frame is out (E_REJ_WAIT)
       case (pol)
@@ -1064,7 +1070,7 @@ module bouncer_cm_engine #(
           pl_tmr.rej_iov  = ctx_q.rej_ird_ord_valid;
           pl_tmr.rej_io   = ctx_q.req_ird_ord;
           pl_tmr.rej_seq  = ctx_q.iss + 32'd1;
-          pl_tmr.rej_ipid = ctx_q.ip_id - 16'd1;
+          pl_tmr.rej_ipid = cx_rej_ipid_q;      // the first segment's, as it went out
           pl_tmr.stat[ST_RTX] = 1'b1;
         end else begin                                              // the bare FIN again
           pl_tmr.ctrl_a = 1'b1;
@@ -1433,7 +1439,8 @@ module bouncer_cm_engine #(
       E_REJ_WAIT: begin
         // the builder's done, and the frame's first beat out of the TX arbiter (the CQE's
         // latency is measured at the port, behind the arbiter's register)
-        if (tx_rej_sof) begin
+        if (tx_rej_sof && !sof_seen_q) begin
+          // the first segment's first beat (a reject split by the peer's MSS has more).
           // cycle_count still shows the count before this edge; the beat is transferred at
           // the edge that ends this cycle (the numbering of CYCLE_LO and the CQE doorbell stamp)
           h_first_q  <= cycle_count + 64'd1;
@@ -1443,9 +1450,15 @@ module bouncer_cm_engine #(
         if ((rej_done || done_seen_q) && (tx_rej_sof || sof_seen_q)) begin
           h_flen_q <= rej_frame_len;
           h_seq_q  <= p_q.rej_seq;
-          if (p_q.rej_first) nctx_q.snd_nxt <= p_q.rej_seq + {16'd0, rej_seq_advance};
+          // a first transmission moves SND_NXT by the whole reply (its FIN included) and
+          // IP_ID by its segments (one IP ID each); a retransmission moves neither
+          if (p_q.rej_first) begin
+            nctx_q.snd_nxt  <= p_q.rej_seq + {16'd0, rej_seq_advance};
+            nctx_q.ip_id    <= p_q.rej_ipid + {12'd0, rej_seg_count};
+            nctx_q.rej_segs <= rej_seg_count;
+          end
           p_seq_b_q  <= p_q.rej_seq + {16'd0, rej_seq_advance};
-          p_ipid_b_q <= nctx_q.ip_id;
+          p_ipid_b_q <= p_q.rej_ipid + {12'd0, rej_seg_count};
           // the PD this reject sent, into the node's slot, 64 bytes per posted write
           wr_addr_q  <= slot_addr;
           copy_row_q <= '0;
@@ -1765,6 +1778,7 @@ module bouncer_cm_engine #(
   assign rej_start_fin           = p_q.rej_fin;
   assign rej_start_ird_ord_valid = p_q.rej_iov;
   assign rej_start_ird_ord       = p_q.rej_io;
+  assign rej_start_mss           = rctx.peer_mss;
 
   assign dma_rd_valid = (state_q == E_REJ_DMA_CMD);
   assign dma_rd_addr  = p_rej_addr_q;

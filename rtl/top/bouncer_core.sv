@@ -524,7 +524,8 @@ module bouncer_core #(
   logic         rej_start_valid, rej_start_ready, rej_start_fin, rej_start_iov;
   logic [511:0] rej_start_ctx;
   logic [31:0]  rej_start_io;
-  logic [15:0]  rej_seq_advance;
+  logic [15:0]  rej_seq_advance, rej_start_mss;
+  logic [3:0]   rej_seg_count;
   logic         rej_first_beat, rej_done;
   logic         ctl_valid, ctl_ready, ctl_vlan_en;
   logic [1:0]   ctl_kind;
@@ -593,7 +594,8 @@ module bouncer_core #(
     .pd_clear, .pd_len, .pd_wr_en, .pd_wr_idx, .pd_wr_data,
     .rej_start_valid, .rej_start_ready, .rej_start_ctx, .rej_start_fin,
     .rej_start_ird_ord_valid(rej_start_iov), .rej_start_ird_ord(rej_start_io),
-    .rej_frame_len(tx_frame_len), .rej_seq_advance, .rej_first_beat, .rej_done, .tx_rej_sof,
+    .rej_start_mss, .rej_frame_len(tx_frame_len), .rej_seq_advance, .rej_seg_count,
+    .rej_first_beat, .rej_done, .tx_rej_sof,
     .dma_rd_valid(rd_cmd_valid[2]), .dma_rd_ready(rd_cmd_ready[2]),
     .dma_rd_addr(rd_cmd_addr[2*64 +: 64]), .dma_rd_beats(rd_cmd_beats[2*8 +: 8]),
     .rd_valid(rd_valid && rd_client == 2'd2), .rd_data, .rd_last(rd_last && rd_client == 2'd2),
@@ -615,8 +617,9 @@ module bouncer_core #(
     .pd_clear, .pd_len, .pd_wr_en, .pd_wr_idx, .pd_wr_data,
     .start_valid(rej_start_valid), .start_ready(rej_start_ready), .start_ctx(rej_start_ctx),
     .start_fin(rej_start_fin), .start_ird_ord_valid(rej_start_iov),
-    .start_ird_ord(rej_start_io),
-    .frame_len(tx_frame_len), .seq_advance(rej_seq_advance), .first_beat(rej_first_beat),
+    .start_ird_ord(rej_start_io), .start_mss(rej_start_mss),
+    .frame_len(tx_frame_len), .seq_advance(rej_seq_advance), .seg_count(rej_seg_count),
+    .first_beat(rej_first_beat),
     .done(rej_done),
     .m_axis_tdata(txa_tdata[0 +: DATA_W]), .m_axis_tkeep(txa_tkeep[0 +: DATA_W/8]),
     .m_axis_tlast(txa_tlast[0]), .m_axis_tvalid(txa_tvalid[0]),

@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "system_fixture.hpp"
@@ -34,16 +36,18 @@ std::vector<std::vector<uint8_t>> replies_to(const sim::Platform& plat, uint32_t
   return out;
 }
 
-// Loses every frame from the peers to Bouncer while `*lose` is set and an MPA reply has gone
-// out: the peers' ACKs (and FINs) of the reject, so that Bouncer retransmits it.
+// Loses every frame from a peer to Bouncer while `*lose` is set and an MPA reply has gone out
+// to that peer: its ACKs (and FINs) of the reject, so that Bouncer retransmits it.
 sim::DropHook lose_after_reply(std::shared_ptr<bool> lose) {
-  auto replied = std::make_shared<bool>(false);
+  auto replied = std::make_shared<std::set<std::pair<uint32_t, uint16_t>>>();
   return [lose, replied](sim::Direction d, const std::vector<uint8_t>& f, uint64_t) {
+    auto s = decode(f);
+    if (!s) return false;
     if (d == sim::Direction::kFromBouncer) {
-      if (auto s = decode(f); s && s->mpa_reply()) *replied = true;
+      if (s->mpa_reply()) replied->insert({s->dst_ip, s->dport});
       return false;
     }
-    return *lose && *replied;
+    return *lose && replied->count({s->src_ip, s->sport}) != 0;
   };
 }
 
@@ -322,6 +326,73 @@ TEST_P(SystemRejectWire, SplitRequestMustBeWholeWithinTheReassemblyTimeout) {
     EXPECT_LT(rst - first_piece, reasm + 20'000) << "reset long after the reassembly deadline";
     EXPECT_EQ(dev.cm_conns(), 0u);
     EXPECT_EQ(cm.stats().requests, 0u) << "the host never saw the request";
+  });
+}
+
+// A reject longer than the peer's MSS goes out as MSS-sized segments (RFC 9293 3.7.1), each
+// byte for byte the golden model's; a retransmission resends them all, byte-identical. siw and
+// cxgb4 reassemble them through their TCP stacks (irdma does not, but it never announces an
+// MSS below 536, so a reject, at most 532 bytes, always fits its segments).
+TEST_P(SystemRejectWire, RejectLongerThanThePeersMssGoesOutInSegments) {
+  sim::Platform plat(platform_config(GetParam(), /*pcap=*/true));
+  auto lose = std::make_shared<bool>(true);
+  plat.set_drop_hook(lose_after_reply(lose));
+  with_cm(plat, device_config(), [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {
+    ASSERT_TRUE(cm.listen(kLocalIp, kPort, listen_options()).ok());
+    Scenario sc(plat, hal, dev, cm);
+    const auto pd = to_bytes(text_pd("a reject cut into the peer's segments, ", 200));
+    std::vector<size_t> ks;
+    for (auto pers : {peer::Personality::kSiw, peer::Personality::kCxgb4}) {
+      auto pc = peer_config(30 + static_cast<unsigned>(ks.size()), 2, true, text_pd("small", 5));
+      pc.personality = pers;
+      pc.mss = 100;
+      ks.push_back(sc.add(pc, hal.now_cycles() + 100 + 5000 * ks.size(), pd));
+    }
+    ASSERT_TRUE(sc.pump(
+        [&] {
+          for (size_t k : ks) {
+            size_t n = 0;  // Bouncer's segments with payload: the three, and their retransmission
+            for (const auto& w : transcript(plat, sc.conns[k].cfg.ip, sc.conns[k].cfg.port)) {
+              n += !w.to_bouncer && !w.seg.payload.empty();
+            }
+            if (n < 6) return false;
+          }
+          return true;
+        },
+        800'000))
+        << "no retransmission\n"
+        << dump(transcript(plat, sc.conns[ks[0]].cfg.ip, sc.conns[ks[0]].cfg.port));
+    *lose = false;
+    ASSERT_TRUE(sc.settle(3'000'000)) << sc.status();
+    for (size_t k : ks) {
+      const Conn& c = sc.conns[k];
+      SCOPED_TRACE(peer::to_string(c.cfg.personality));
+      Expect ex;
+      ex.peer = c.cfg;
+      ex.req_len = request_len(c.cfg);
+      const auto t = transcript(plat, c.cfg.ip, c.cfg.port);
+      std::vector<std::vector<uint8_t>> data;  // Bouncer's segments with payload
+      for (const auto& w : t) {
+        if (!w.to_bouncer && !w.seg.payload.empty()) data.push_back(w.bytes);
+        if (!w.to_bouncer && w.seg.flags == (kSyn | kAck)) {
+          ex.iss = w.seg.seq;
+          ex.ip_id0 = w.seg.ip_id;
+        }
+      }
+      auto rp = ex.reject_params(c.reject_pd, false, std::nullopt);
+      const auto want = golden::build_mpa_reject_segments(rp, 100);
+      ASSERT_EQ(want.size(), 3u);  // 20 + 4 + 200 bytes: 100, 100, 24
+      ASSERT_GE(data.size(), 6u);
+      for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(hex(data[i], 200), hex(want[i], 200)) << "segment " << i;
+        EXPECT_EQ(hex(data[3 + i], 200), hex(want[i], 200)) << "retransmitted segment " << i;
+      }
+      ASSERT_TRUE(c.completion.has_value());
+      EXPECT_EQ(c.completion->frame_len, want[0].size()) << "the first segment's length";
+      const auto& out = plat.peer(c.peer).outcome();
+      EXPECT_TRUE(out.rejected);
+      EXPECT_EQ(to_bytes(out.reject_pd), c.reject_pd);
+    }
   });
 }
 

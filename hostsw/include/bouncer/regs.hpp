@@ -726,6 +726,7 @@ inline constexpr Field LOC_MAC{1, 0, 48};
 inline constexpr Field VLAN_EN{1, 48, 1};
 inline constexpr Field CTX_VALID{1, 49, 1};
 inline constexpr Field REJECTED{1, 50, 1};
+inline constexpr Field REJ_SEGS{1, 51, 4};
 inline constexpr Field LOC_IP{2, 0, 32};
 inline constexpr Field REM_IP{2, 32, 32};
 inline constexpr Field LOC_PORT{3, 0, 16};
