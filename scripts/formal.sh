@@ -46,6 +46,7 @@ mutants=(
   "sq_engine_push_stale|sq_engine|rtl/host/bouncer_sq_engine.sv|s/push_chk_q\[n\]  <= wqe_verdict(push_cond_q\[n\], pol_q\[n\]);/push_chk_q[n]  <= wqe_verdict(push_cond_q[n], ~pol_q[n]);/|the push-ahead check compares VALID with the inverted polarity: a good pushed WQE completes as stale, a stale one goes out"
   "axil_regs_no_lap|axil_db|rtl/host/bouncer_axil_regs.sv|s/lap    = !in_iv;/lap    = 1'b0;/|no lap check: a doorbell that posts more WQEs than the ring has free slots is accepted, the pending count wraps and WQEs are lost"
   "axil_regs_bvalid_drop|axil_regs|rtl/host/bouncer_axil_regs.sv|s/if (s_axil_bready) bvalid_q <= 1'b0;/bvalid_q <= 1'b0;/|bvalid dropped without bready: a write response is lost"
+  "reject_builder_fin_every_segment|mpa_reject_builder|rtl/tx/bouncer_mpa_reject_builder.sv|s/tfin_q <= last_q \&\& fin_q;/tfin_q <= fin_q;/|the FIN goes in every segment of a split reject: the peer takes the first as the end of the stream"
   "axil_soft_reset_stale_limit|axil_db|rtl/host/bouncer_axil_regs.sv|s/sq_lim_q\[n\]      <= 16'd1 << (any_rst ?/sq_lim_q[n]      <= 16'd1 << (rst ?/|CTRL.RESET's state reset leaves the old ring size in the doorbell check for a cycle: a doorbell passes against a ring that is gone"
 )
 

@@ -1741,7 +1741,7 @@ module bouncer_cm_engine #(
 `ifndef SYNTHESIS
   always_ff @(posedge clk) begin
     if (!rst && state_q == E_CTRL_A && p_q.ctrl_a) assert (syn_kind_q == (p_q.kind_a == K_SYNACK));
-    if (!rst && state_q == E_CTRL_B) assert (!syn_kind_q);   // a RST behind a reject
+    if (!rst && state_q == E_CTRL_B && p_ctrl_b_q) assert (!syn_kind_q);  // a RST behind a reject
     if (!rst && state_q == S_CTX_WAIT && job_q == J_HOST) assert (slot_addr_q == slot_addr);
     if (!rst && copy_q && state_q == E_PDDMA_CHUNK)
       assert (copy_rows_q == 4'((pd_len_q + 10'd63) >> 6));
