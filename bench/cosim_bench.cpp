@@ -648,7 +648,7 @@ extern "C" int sc_main(int argc, char** argv) {
         ok = false;
         return;
       }
-      if (!(*dev)->wait_cm_ready(1'000'000).ok()) {
+      if (!(*dev)->wait_cm_ready(std::chrono::milliseconds(4)).ok()) {
         std::fprintf(stderr, "cosim_bench: STATUS.CM_READY never came\n");
         ok = false;
         return;

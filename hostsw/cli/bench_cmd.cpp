@@ -101,7 +101,7 @@ ProbeBenchConfig bench_config(const BenchOptions& o) {
 }
 
 int run_bench_on(Device& dev, const BenchOptions& o, const ProbeBenchConfig& cfg, const char* who) {
-  if (auto ready = dev.wait_cm_ready(10'000'000); !ready) {
+  if (auto ready = dev.wait_cm_ready(std::chrono::milliseconds(40)); !ready) {
     fmt::print(stderr, "{}: {}\n", who, ready.error().message);
     return 1;
   }

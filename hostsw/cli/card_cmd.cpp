@@ -54,12 +54,14 @@ int run_selftest(const CardOptions& o) {
     if (!dev) {
       fmt::print(stderr, "bouncer card selftest: {}\n", dev.error().message);
       rc = kExitCannotRun;
-    } else if (auto ready = (*dev)->wait_cm_ready(10'000'000); !ready) {
+    } else if (auto ready = (*dev)->wait_cm_ready(std::chrono::milliseconds(40)); !ready) {
       fmt::print(stderr, "bouncer card selftest: {}\n", ready.error().message);
       rc = kExitFailed;
     } else {
       SelftestOptions so;
-      if (o.timeout_cycles != 0) so.timeout_cycles = o.timeout_cycles;
+      if (o.timeout_ms > 0) {
+        so.timeout = std::chrono::nanoseconds(static_cast<int64_t>(o.timeout_ms * 1e6));
+      }
       auto rep = run_loopback_selftest(**dev, so);
       if (!rep) {
         fmt::print(stderr, "bouncer card selftest: {}\n", rep.error().message);
@@ -125,8 +127,10 @@ void add_card_commands(CLI::App& card, CardOptions& o) {
   o.selftest->add_option("--clock-mhz", o.clock_mhz, "Kernel clock (ap_clk) in MHz")
       ->check(CLI::Range(1.0, 1000.0))
       ->capture_default_str();
-  o.selftest->add_option("--timeout-cycles", o.timeout_cycles,
-                         "Bound of each wait in kernel cycles (default 2000000)");
+  o.selftest
+      ->add_option("--timeout-ms", o.timeout_ms,
+                   "Bound of each wait in milliseconds of host time (default 8)")
+      ->check(CLI::Range(0.0, 3.6e6));
   o.bench = card.add_subcommand(
       "bench", "Reject latency per stage on the card from the RTL probes (CTRL.LOOPBACK set)");
   o.bench->add_option("--device,-d", o.device, "User-PF BDF (0000:3b:00.1) or XRT index")

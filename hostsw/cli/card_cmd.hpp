@@ -21,7 +21,7 @@ struct CardOptions {
   std::string device;               // BDF or index
   std::string xclbin;               // selftest: xclbin to load (empty: the loaded one)
   double clock_mhz = 250.0;         // kernel clock
-  uint64_t timeout_cycles = 0;      // selftest: per wait (0: the self-test's default)
+  double timeout_ms = 0;            // selftest: per wait, host time (0: the self-test's default)
   std::string sysfs_root = "/sys";  // probe: where to look (tests point it elsewhere)
   BenchOptions bench_opts;          // bench: the sweep
   CLI::App* probe = nullptr;

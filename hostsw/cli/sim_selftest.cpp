@@ -30,7 +30,7 @@ int run_selftest_mode(const SimOptions& o) {
         rc = 1;
         return;
       }
-      if (auto ready = (*dev)->wait_cm_ready(1'000'000); !ready) {
+      if (auto ready = (*dev)->wait_cm_ready(std::chrono::milliseconds(4)); !ready) {
         fmt::print(stderr, "bouncer sim: {}\n", ready.error().message);
         rc = 1;
         return;

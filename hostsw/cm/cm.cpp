@@ -176,7 +176,7 @@ Result<ListenerId> Cm::listen(uint32_t local_ip, uint16_t port, const ListenOpti
       return make_error(Errc::kState, fmt::format("all {} listener entries are in use", n));
     }
   }
-  if (auto r = dev_.wait_cm_ready(dev_.config().cqp_timeout_cycles); !r) return r.error();
+  if (auto r = dev_.wait_cm_ready(dev_.config().cqp_timeout); !r) return r.error();
   ListenerConfig c;
   c.index = index;
   c.loc_ip = local_ip;
@@ -397,21 +397,20 @@ Result<std::optional<Event>> Cm::poll_event() {
   }
 }
 
-Result<Event> Cm::wait_event(uint64_t timeout_cycles) {
+Result<Event> Cm::wait_event(std::chrono::nanoseconds timeout) {
   hal::Device& hal = dev_.hal();
-  const uint64_t deadline = hal.now_cycles() + timeout_cycles;
+  hal::Deadline dl(hal, timeout);
   for (;;) {
     auto e = poll_event();
     if (!e) return e.error();
     if (*e) return std::move(**e);
-    const uint64_t now = hal.now_cycles();
-    if (now >= deadline) {
+    if (dl.passed()) {
       return make_error(
           Errc::kTimeout,
-          fmt::format("no event after {} cycles (AEQ head {}, AEQ_TAIL {})", timeout_cycles,
-                      dev_.aeq().head(), hal.read32(regs::reg::AEQ_TAIL)));
+          fmt::format("no event after {} (AEQ head {}, AEQ_TAIL {}); {}", format_duration(timeout),
+                      dev_.aeq().head(), hal.read32(regs::reg::AEQ_TAIL), dev_.state_text()));
     }
-    hal.wait_cycles(std::min(dev_.config().poll_interval_cycles, deadline - now));
+    dl.pause(dev_.config().poll_interval);
   }
 }
 
@@ -627,7 +626,12 @@ bool Cm::on_completion(const Completion& c) {
   return f.internal;
 }
 
+void Cm::collect_abandoned() {
+  while (auto c = dev_.poll_abandoned()) (void)on_completion(*c);
+}
+
 std::optional<Completion> Cm::poll() {
+  collect_abandoned();
   for (;;) {
     auto c = dev_.poll_cq();
     if (!c) return std::nullopt;
@@ -638,17 +642,17 @@ std::optional<Completion> Cm::poll() {
 // Waits for the completion of wqe_idx while keeping the AEQ drained: the hardware hands a
 // reject to its CM engine, which waits while the AEQ is full, so a host that only watched the
 // CQ could wait for a completion that waits for it.
-Result<Completion> Cm::wait_draining(unsigned sq, uint16_t wqe_idx, uint64_t timeout_cycles) {
-  hal::Device& hal = dev_.hal();
-  const uint64_t deadline = hal.now_cycles() + timeout_cycles;
+Result<Completion> Cm::wait_draining(unsigned sq, uint16_t wqe_idx,
+                                     std::chrono::nanoseconds timeout) {
+  hal::Deadline dl(dev_.hal(), timeout);
   for (;;) {
     auto c = dev_.poll_completion_for(sq, wqe_idx);
     if (!c) return c.error();
     if (*c) return **c;
+    collect_abandoned();
     drain_aeq();
-    const uint64_t now = hal.now_cycles();
-    if (now >= deadline) return dev_.completion_timeout(sq, wqe_idx, timeout_cycles);
-    hal.wait_cycles(std::min(dev_.config().poll_interval_cycles, deadline - now));
+    if (dl.passed()) return dev_.completion_timeout(sq, wqe_idx, timeout);
+    dl.pause(dev_.config().poll_interval);
   }
 }
 
@@ -659,9 +663,14 @@ void Cm::drain_aeq() {
   dev_.flush_aeq_head();
 }
 
-Result<Completion> Cm::wait(unsigned sq, uint16_t wqe_idx, uint64_t timeout_cycles) {
-  auto c = wait_draining(sq, wqe_idx, timeout_cycles);
-  if (c) (void)on_completion(*c);
+Result<Completion> Cm::wait(unsigned sq, uint16_t wqe_idx, std::chrono::nanoseconds timeout) {
+  auto c = wait_draining(sq, wqe_idx, timeout);
+  if (c) {
+    (void)on_completion(*c);
+  } else if (c.error().code == Errc::kTimeout) {
+    return make_error(Errc::kTimeout,
+                      c.error().message + "; the reject stays posted: wait again or poll()");
+  }
   return c;
 }
 
@@ -669,14 +678,28 @@ Result<Completion> Cm::reject(uint32_t cm_id, std::span<const std::byte> pd, Rej
   auto idx = post_reject(cm_id, pd, opts);
   if (!idx) return idx.error();
   pending_cleanup_.reset();
-  auto c = wait_draining(opts.sq, *idx, opts.timeout_cycles);
-  if (!c) return c;  // the completion is accounted for when poll() or wait() sees it
+  auto c = wait_draining(opts.sq, *idx, opts.timeout);
+  if (!c) {
+    // Nobody waits for it any more: its completion frees the slot when it comes and settles
+    // the node through collect_abandoned().
+    if (dev_.abandon(opts.sq, *idx)) {
+      return make_error(c.error().code,
+                        c.error().message +
+                            "; reject() gave the WQE up: its completion, if it comes, frees its "
+                            "slot and is consumed by the driver");
+    }
+    return c;
+  }
   (void)on_completion(*c);
   if (pending_cleanup_) {
     // Synchronous caller: finish the cleanup too, so the cm_id is settled on return.
     const auto [csq, cidx] = *pending_cleanup_;
     pending_cleanup_.reset();
-    if (auto cc = wait_draining(csq, cidx, opts.timeout_cycles)) (void)on_completion(*cc);
+    if (auto cc = wait_draining(csq, cidx, opts.timeout)) {
+      (void)on_completion(*cc);
+    } else {
+      (void)dev_.abandon(csq, cidx);
+    }
   }
   if (!c->ok()) return completion_error(*c);
   return c;

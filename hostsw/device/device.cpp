@@ -59,8 +59,9 @@ bool is_wqe_dma_error(std::span<const std::byte> cqe) {
          regs::get(cqe, regs::cqe::MINERR) == static_cast<uint16_t>(regs::CqMinor::DMA_WQE);
 }
 
-// Waits (bounded) until STATUS shows neither engine busy. false on timeout.
-// The STATUS bits set in `st`, by name, with what each means for a reset that does not come.
+constexpr uint32_t kAllOnes = 0xFFFF'FFFFu;
+
+// The STATUS bits set in `st`, by name, with what each means for a wait that does not end.
 std::string status_names(uint32_t st) {
   namespace fs = regs::field::STATUS;
   struct Bit {
@@ -71,10 +72,15 @@ std::string status_names(uint32_t st) {
       {fs::CQP_BUSY.mask(), "CQP_BUSY"},
       {fs::CM_BUSY.mask(), "CM_BUSY"},
       {fs::DMA_BUSY.mask(), "DMA_BUSY (a host-memory access is unanswered)"},
-      {fs::CQ_FULL.mask(), "CQ_FULL"},
-      {fs::CCQ_FULL.mask(), "CCQ_FULL"},
-      {fs::AEQ_FULL.mask(), "AEQ_FULL"},
-      {fs::DMA_WR_ERR.mask(), "DMA_WR_ERR"},
+      {fs::CQ_FULL.mask(),
+       "CQ_FULL (the SQ engine waits for room in the CQ: CQ_HEAD has not moved on)"},
+      {fs::CCQ_FULL.mask(), "CCQ_FULL (the control engine waits for room in the CCQ)"},
+      {fs::AEQ_FULL.mask(),
+       "AEQ_FULL (the CM engine, and every reject queued behind it, waits until events are "
+       "consumed: Cm::poll_event or Device::poll_aeq)"},
+      {fs::DMA_WR_ERR.mask(),
+       "DMA_WR_ERR (a completion, event or request-PD write failed and is lost: the driver reads "
+       "its rings in order and stops at a lost entry, so close and reopen the Device)"},
       {fs::CM_READY.mask(), "CM_READY"},
   };
   std::string out;
@@ -89,23 +95,40 @@ std::string status_names(uint32_t st) {
 // CTRL.RESET with ENABLE 0: the core forgets every connection, listener and queue once nothing
 // is in flight (regs/bouncer.toml). Waits until it has: CTRL.RESET reads 0 again. The tables'
 // sweep that follows is STATUS.CM_READY's business (wait_cm_ready; the engines wait for it).
-Result<void> reset_core(hal::Device& hal, uint64_t timeout_cycles, uint64_t interval) {
+Result<void> reset_core(hal::Device& hal, std::chrono::nanoseconds timeout,
+                        std::chrono::nanoseconds interval) {
   namespace fc = regs::field::CTRL;
   hal.write32(r::CTRL, fc::RESET.put(1));
-  const uint64_t deadline = hal.now_cycles() + timeout_cycles;
+  hal::Deadline dl(hal, timeout);
   while (fc::RESET.get(hal.read32(r::CTRL)) != 0) {
-    if (hal.now_cycles() >= deadline) {
+    if (dl.passed()) {
       const uint32_t st = hal.read32(r::STATUS);
       return make_error(
           Errc::kTimeout,
-          fmt::format("{}: the core did not carry out CTRL.RESET within {} cycles (STATUS "
+          fmt::format("{}: the core did not carry out CTRL.RESET within {} (STATUS "
                       "0x{:03X}: {}); it resets only once no engine, DMA or frame is in flight: "
                       "reprogram the card or reset it (docs/operations.md)",
-                      hal.name(), timeout_cycles, st, status_names(st)));
+                      hal.name(), format_duration(timeout), st, status_names(st)));
     }
-    hal.wait_cycles(interval);
+    dl.pause(interval);
   }
   return {};
+}
+
+// The QERR causes of the rings in use, by name: "QERR 0", "QERR 0x00010: SQ 1 DB_RANGE (...)".
+std::string qerr_names(uint32_t q, unsigned num_sq) {
+  if (q == 0) return "QERR 0";
+  std::string out;
+  auto add = [&](const std::string& what, uint32_t cause) {
+    if (cause == 0) return;
+    out += out.empty() ? "" : ", ";
+    out += what + " " + qerr_text(static_cast<uint8_t>(cause));
+  };
+  for (unsigned n = 0; n < num_sq && n < regs::kNumSqMax; ++n) {
+    add(fmt::format("SQ {}", n), (q >> (regs::field::QERR::SQ0.lsb + 4 * n)) & 0xFu);
+  }
+  add("CQP", regs::field::QERR::CQP.get(q));
+  return fmt::format("QERR 0x{:05X}: {}", q, out.empty() ? "none in use" : out);
 }
 
 Completion decode_cqe(std::span<const std::byte> img) {
@@ -233,11 +256,16 @@ Result<std::unique_ptr<Device>> Device::open(hal::Device& hal, DeviceConfig cfg)
                       "each completion ring must be at least as large as its WQE ring "
                       "(cq_entries >= sq_entries, ccq_entries >= cqp_entries)");
   }
-  if (cfg.poll_interval_cycles == 0) cfg.poll_interval_cycles = 1;
+  if (cfg.cqp_timeout < std::chrono::nanoseconds::zero() ||
+      cfg.reset_timeout < std::chrono::nanoseconds::zero()) {
+    return make_error(Errc::kInvalidArgument, "cqp_timeout and reset_timeout must not be negative");
+  }
+  // a wait that pauses for no time would never reach its deadline on a simulated clock
+  cfg.poll_interval = std::max(cfg.poll_interval, std::chrono::nanoseconds(1));
 
   // Whatever a previous owner left (enabled engines, listeners, connections whose PD slots
   // and templates live in memory it no longer owns, full rings) goes before anything new.
-  if (auto rc = reset_core(hal, cfg.reset_timeout_cycles, cfg.poll_interval_cycles); !rc) {
+  if (auto rc = reset_core(hal, cfg.reset_timeout, cfg.poll_interval); !rc) {
     return rc.error();
   }
 
@@ -300,7 +328,7 @@ Result<void> Device::close() {
   std::lock_guard lk(mu_);
   if (closed_) return {};
   closed_ = true;
-  auto rc = reset_core(hal_, cfg_.reset_timeout_cycles, cfg_.poll_interval_cycles);
+  auto rc = reset_core(hal_, cfg_.reset_timeout, cfg_.poll_interval);
   if (!rc) {
     // The core may still read or write this memory: it is never handed back.
     struct Abandoned {
@@ -345,16 +373,39 @@ Result<queues::WqeSlot> Device::next_sq_slot(unsigned sq) {
                       fmt::format("SQ {} is not in use (num_sq {})", sq, sqs_.size()));
   }
   Sq& q = sqs_[sq];
+  // The slot at the head may wait for a CQE that is in the CQ already (an abandoned WQE's,
+  // whose slot is released as soon as it is reaped): reap before saying the ring is full.
+  if (q.slots[q.ring.head()].busy || q.ring.full()) {
+    while (auto c = reap_one()) stash_.push_back(*c);
+  }
   // After reset_sq() the ring restarts at 0 while flushed completions may still be waiting in
   // stash_ with their slots reserved; the ring's own count does not see those.
   std::optional<queues::WqeSlot> slot;
   if (!q.slots[q.ring.head()].busy) slot = q.ring.get_next_wqe();
-  if (!slot) {
-    return make_error(Errc::kRingFull,
-                      fmt::format("SQ {} full ({} of {} slots outstanding); poll completions", sq,
-                                  q.ring.used(), q.ring.size()));
-  }
+  if (!slot) return ring_full(sq);
   return *slot;
+}
+
+Error Device::ring_full(unsigned sq) {
+  Sq& q = sqs_[sq];
+  // The slot that keeps the next WQE out: the head itself, or (ring full) the oldest one.
+  const uint32_t at = q.slots[q.ring.head()].busy ? q.ring.head() : q.ring.tail();
+  const SqSlot& s = q.slots[at];
+  const auto reserved =
+      std::count_if(q.slots.begin(), q.slots.end(), [](const SqSlot& x) { return x.busy; });
+  std::string why;
+  if (s.reaped) {
+    why = fmt::format(
+        "slot {} holds the completion of wr_id {} (cm_id {}), reaped but not collected: collect "
+        "it with poll_cq(), wait_completion() or wait_completion_for({}, {}), or abandon() it",
+        at, s.wr_id, s.cm_id, sq, at);
+  } else {
+    why = fmt::format(
+        "slot {} still waits for the completion of wr_id {} (cm_id {}; SQ_CI {}, SQ_PI {}); {}", at,
+        s.wr_id, s.cm_id, hal_.read32(r::sq_ci(sq)), hal_.read32(r::sq_pi(sq)), state_text());
+  }
+  return make_error(Errc::kRingFull, fmt::format("SQ {} full ({} of {} slots reserved): {}", sq,
+                                                 reserved, q.ring.size(), why));
 }
 
 // ------------------------------------------------------------------------------- CQP
@@ -409,7 +460,7 @@ uint16_t Device::cqp_write_and_ring(queues::WqeSlot slot, uint8_t opcode,
 
 Result<Device::CqpDone> Device::cqp_poll_for_done(uint16_t wqe_idx, uint8_t opcode,
                                                   uint32_t cm_id) {
-  const uint64_t deadline = hal_.now_cycles() + cfg_.cqp_timeout_cycles;
+  hal::Deadline dl(hal_, cfg_.cqp_timeout);
   for (;;) {
     while (auto cqe = ccq_.peek()) {
       ccq_.advance();
@@ -436,8 +487,7 @@ Result<Device::CqpDone> Device::cqp_poll_for_done(uint16_t wqe_idx, uint8_t opco
       }
       return d;
     }
-    const uint64_t now = hal_.now_cycles();
-    if (now >= deadline) {
+    if (dl.passed()) {
       if (const auto q = regs::field::QERR::CQP.get(read_qerr()); q != 0) {
         return make_error(
             Errc::kQueueError,
@@ -445,13 +495,15 @@ Result<Device::CqpDone> Device::cqp_poll_for_done(uint16_t wqe_idx, uint8_t opco
                         "doorbells are ignored until Device::reset_cqp()",
                         cqp_op_name(opcode), cm_id, qerr_text(static_cast<uint8_t>(q))));
       }
-      return make_error(Errc::kTimeout,
-                        fmt::format("CQP {} cm_id {}: no CCQE after {} cycles (wqe_idx {}, "
-                                    "CQP_CI {}, CCQ_TAIL {})",
-                                    cqp_op_name(opcode), cm_id, cfg_.cqp_timeout_cycles, wqe_idx,
-                                    hal_.read32(r::CQP_CI), hal_.read32(r::CCQ_TAIL)));
+      return make_error(
+          Errc::kTimeout,
+          fmt::format("CQP {} cm_id {}: no CCQE after {} (wqe_idx {}, CQP_CI {}, CCQ head {}, "
+                      "CCQ_TAIL {}); {}. The command stays posted: its slot is freed when its "
+                      "CCQE comes (consumed on the way to a later command's) or by reset_cqp()",
+                      cqp_op_name(opcode), cm_id, format_duration(cfg_.cqp_timeout), wqe_idx,
+                      hal_.read32(r::CQP_CI), ccq_.head(), hal_.read32(r::CCQ_TAIL), state_text()));
     }
-    hal_.wait_cycles(std::min(cfg_.poll_interval_cycles, deadline - now));
+    dl.pause(cfg_.poll_interval);
   }
 }
 
@@ -609,7 +661,7 @@ void Device::publish_sq(unsigned sq, queues::WqeSlot slot, std::span<const std::
                         bool push, uint64_t wr_id, uint32_t cm_id) {
   Sq& q = sqs_[sq];
   q.ring.write_wqe(slot, image);
-  q.slots[slot.wqe_idx] = SqSlot{true, false, push, wr_id, cm_id};
+  q.slots[slot.wqe_idx] = SqSlot{true, false, false, push, wr_id, cm_id};
   ++q.outstanding;
   ++sq_outstanding_;
   ++stats_.sq_posted;
@@ -629,33 +681,98 @@ void Device::publish_sq(unsigned sq, queues::WqeSlot slot, std::span<const std::
   }
 }
 
+// The next CQE for the callers, or nullopt. The completions of abandoned WQEs are taken on the
+// way (retire_abandoned), never returned.
 std::optional<Completion> Device::reap_one() {
-  auto cqe = cq_.peek();
-  if (!cqe) return std::nullopt;
-  cq_.advance();
-  hal_.write32(r::CQ_HEAD, cq_.head());
-  Completion c = decode_cqe(*cqe);
-  const bool from_sq = regs::get(*cqe, regs::cqe::SQ) != 0;
-  if (!from_sq || c.sq >= sqs_.size() || c.wqe_idx >= sqs_[c.sq].slots.size() ||
-      !sqs_[c.sq].slots[c.wqe_idx].busy || sqs_[c.sq].slots[c.wqe_idx].reaped) {
-    c.unexpected = true;
-    ++stats_.unexpected_cqes;
-    return c;
+  for (;;) {
+    auto cqe = cq_.peek();
+    if (!cqe) return std::nullopt;
+    cq_.advance();
+    hal_.write32(r::CQ_HEAD, cq_.head());
+    Completion c = decode_cqe(*cqe);
+    const bool from_sq = regs::get(*cqe, regs::cqe::SQ) != 0;
+    if (!from_sq || c.sq >= sqs_.size() || c.wqe_idx >= sqs_[c.sq].slots.size() ||
+        !sqs_[c.sq].slots[c.wqe_idx].busy || sqs_[c.sq].slots[c.wqe_idx].reaped) {
+      c.unexpected = true;
+      ++stats_.unexpected_cqes;
+      return c;
+    }
+    Sq& q = sqs_[c.sq];
+    SqSlot& s = q.slots[c.wqe_idx];
+    c.push = s.push;
+    if (is_wqe_dma_error(*cqe)) {  // the hardware never read the WQE: its fields are 0
+      c.wr_id = s.wr_id;
+      c.cm_id = s.cm_id;
+    }
+    s.reaped = true;  // the slot stays reserved until handed_out() releases it
+    --q.outstanding;
+    --sq_outstanding_;
+    ++stats_.sq_completed;
+    if (!c.ok()) ++stats_.sq_errors;
+    if (c.pshdrop) ++stats_.push_dropped;
+    if (!s.abandoned) return c;
+    retire_abandoned(c);
   }
+}
+
+void Device::retire_abandoned(const Completion& c) {
   Sq& q = sqs_[c.sq];
-  SqSlot& s = q.slots[c.wqe_idx];
-  c.push = s.push;
-  if (is_wqe_dma_error(*cqe)) {  // the hardware never read the WQE: its fields are 0
-    c.wr_id = s.wr_id;
-    c.cm_id = s.cm_id;
+  q.slots[c.wqe_idx] = SqSlot{};
+  advance_tail(q.ring, q.slots);
+  ++stats_.abandoned_completed;
+  size_t cap = 0;
+  for (const Sq& x : sqs_) cap += x.ring.size();
+  if (abandoned_.size() >= cap) {
+    abandoned_.pop_front();
+    ++stats_.abandoned_dropped;
   }
-  s.reaped = true;  // the slot stays reserved until handed_out() releases it
-  --q.outstanding;
-  --sq_outstanding_;
-  ++stats_.sq_completed;
-  if (!c.ok()) ++stats_.sq_errors;
-  if (c.pshdrop) ++stats_.push_dropped;
+  abandoned_.push_back(c);
+}
+
+Result<void> Device::abandon(unsigned sq, uint16_t wqe_idx) {
+  std::lock_guard lk(mu_);
+  if (sq >= sqs_.size() || wqe_idx >= sqs_[sq].slots.size() || !sqs_[sq].slots[wqe_idx].busy ||
+      sqs_[sq].slots[wqe_idx].abandoned) {
+    return make_error(Errc::kInvalidArgument,
+                      fmt::format("SQ {} wqe_idx {} has no outstanding WQE", sq, wqe_idx));
+  }
+  SqSlot& s = sqs_[sq].slots[wqe_idx];
+  s.abandoned = true;
+  ++stats_.sq_abandoned;
+  if (s.reaped) {  // its completion waits in stash_: it goes now
+    for (auto it = stash_.begin(); it != stash_.end(); ++it) {
+      if (!it->unexpected && it->sq == sq && it->wqe_idx == wqe_idx) {
+        const Completion c = *it;
+        stash_.erase(it);
+        retire_abandoned(c);
+        break;
+      }
+    }
+  }
+  return {};
+}
+
+std::optional<Completion> Device::poll_abandoned() {
+  std::lock_guard lk(mu_);
+  if (abandoned_.empty()) return std::nullopt;
+  Completion c = abandoned_.front();
+  abandoned_.pop_front();
   return c;
+}
+
+std::string Device::state_text() {
+  std::lock_guard lk(mu_);
+  const uint32_t st = hal_.read32(r::STATUS);
+  if (st == kAllOnes) {
+    return "STATUS reads 0xFFFFFFFF: no device answering (held in reset, a link down or a "
+           "removed card)";
+  }
+  std::string out = fmt::format("STATUS 0x{:03X}: {}", st, status_names(st));
+  if (regs::field::CTRL::ENABLE.get(hal_.read32(r::CTRL)) == 0) {
+    out += "; CTRL.ENABLE 0 (the engines take no new work)";
+  }
+  out += "; " + qerr_names(hal_.read32(r::QERR), static_cast<unsigned>(sqs_.size()));
+  return out;
 }
 
 std::optional<Completion> Device::poll_cq() {
@@ -680,21 +797,21 @@ Completion Device::handed_out(const Completion& c) {
   return c;
 }
 
-Result<Completion> Device::wait_completion(uint64_t timeout_cycles) {
+Result<Completion> Device::wait_completion(std::chrono::nanoseconds timeout) {
   std::lock_guard lk(mu_);
-  const uint64_t deadline = hal_.now_cycles() + timeout_cycles;
+  hal::Deadline dl(hal_, timeout);
   for (;;) {
     if (auto c = poll_cq()) return *c;
-    const uint64_t now = hal_.now_cycles();
-    if (now >= deadline) {
+    if (dl.passed()) {
       if (auto q = any_sq_queue_error()) return *q;
-      return make_error(Errc::kTimeout,
-                        fmt::format("no SQ completion after {} cycles ({} WQEs outstanding, "
-                                    "SQ 0 CI {}, CQ_TAIL {})",
-                                    timeout_cycles, sq_outstanding_, hal_.read32(r::sq_ci(0)),
-                                    hal_.read32(r::CQ_TAIL)));
+      return make_error(
+          Errc::kTimeout,
+          fmt::format("no SQ completion after {} ({} WQEs outstanding, SQ 0 CI {}, "
+                      "CQ head {}, CQ_TAIL {}); {}",
+                      format_duration(timeout), sq_outstanding_, hal_.read32(r::sq_ci(0)),
+                      cq_.head(), hal_.read32(r::CQ_TAIL), state_text()));
     }
-    hal_.wait_cycles(std::min(cfg_.poll_interval_cycles, deadline - now));
+    dl.pause(cfg_.poll_interval);
   }
 }
 
@@ -740,20 +857,38 @@ std::optional<Error> Device::any_sq_queue_error() {
   return std::nullopt;
 }
 
+// reset_sq's rule: flush only what the hardware provably no longer touches. The SQ engine
+// moves an SQ's CI past a WQE only after the WQE's CQE has been written (a posted write, which
+// the register read that sees the new CI cannot overtake), and it takes work from an SQ only
+// while CI != PI. A queue error stops new doorbells but not the WQEs accepted before it. So
+// once SQ_CI == SQ_PI, with the driver (holding the lock) ringing no doorbell, nothing of this
+// SQ is in flight, every CQE it will ever write is in the CQ, and the WQEs the driver still
+// holds are the ones the hardware never accepted (or whose CQE write was lost: DMA_WR_ERR).
 Result<uint32_t> Device::reset_sq(unsigned sq) {
   std::lock_guard lk(mu_);
   if (sq >= sqs_.size()) {
     return make_error(Errc::kInvalidArgument,
                       fmt::format("SQ {} is not in use (num_sq {})", sq, sqs_.size()));
   }
-  const uint64_t deadline = hal_.now_cycles() + cfg_.cqp_timeout_cycles;
-  while (regs::field::STATUS::SQ_BUSY.get(hal_.read32(r::STATUS)) != 0) {
-    if (hal_.now_cycles() >= deadline) {
-      return make_error(Errc::kTimeout, fmt::format("SQ engine still busy; SQ {} not reset", sq));
+  hal::Deadline dl(hal_, cfg_.cqp_timeout);
+  for (;;) {
+    // PI before and after CI: a doorbell from outside the driver in between shows up.
+    const uint32_t pi = hal_.read32(r::sq_pi(sq));
+    const uint32_t ci = hal_.read32(r::sq_ci(sq));
+    if (pi != kAllOnes && ci == pi && hal_.read32(r::sq_pi(sq)) == pi) break;
+    // The engine may be waiting for room in the CQ: make it.
+    while (auto c = reap_one()) stash_.push_back(*c);
+    if (dl.passed()) {
+      return make_error(
+          Errc::kTimeout,
+          fmt::format("SQ {} not reset: the engine did not finish the WQEs it had accepted within "
+                      "{} (SQ_CI {}, SQ_PI {}); {}. Nothing was flushed: remove the cause and "
+                      "call reset_sq({}) again, or close and reopen the Device",
+                      sq, format_duration(cfg_.cqp_timeout), ci, pi, state_text(), sq));
     }
-    hal_.wait_cycles(cfg_.poll_interval_cycles);
+    dl.pause(cfg_.poll_interval);
   }
-  // A WQE the engine finished before the reset may still have its CQE in the CQ.
+  // Every CQE of this SQ's accepted WQEs is in the CQ now.
   while (auto c = reap_one()) stash_.push_back(*c);
   Sq& q = sqs_[sq];
   q.ring.reset();
@@ -771,11 +906,15 @@ Result<uint32_t> Device::reset_sq(unsigned sq) {
     c.error = true;
     c.major = static_cast<uint16_t>(regs::CqMajor::DRV);
     c.minor = static_cast<uint16_t>(regs::CqMinor::FLUSHED);
-    stash_.push_back(c);
     s.reaped = true;  // reserved until its owner collects the FLUSHED completion
     ++flushed;
     ++stats_.sq_completed;
     ++stats_.sq_errors;
+    if (s.abandoned) {
+      retire_abandoned(c);  // nobody collects it from stash_: the slot goes back now
+    } else {
+      stash_.push_back(c);
+    }
   }
   sq_outstanding_ -= q.outstanding;
   q.outstanding = 0;
@@ -784,12 +923,14 @@ Result<uint32_t> Device::reset_sq(unsigned sq) {
 
 Result<void> Device::reset_cqp() {
   std::lock_guard lk(mu_);
-  const uint64_t deadline = hal_.now_cycles() + cfg_.cqp_timeout_cycles;
+  hal::Deadline dl(hal_, cfg_.cqp_timeout);
   while (regs::field::STATUS::CQP_BUSY.get(hal_.read32(r::STATUS)) != 0) {
-    if (hal_.now_cycles() >= deadline) {
-      return make_error(Errc::kTimeout, "CQP engine still busy; CQP not reset");
+    if (dl.passed()) {
+      return make_error(Errc::kTimeout,
+                        fmt::format("CQP engine still busy after {}; CQP not reset; {}",
+                                    format_duration(cfg_.cqp_timeout), state_text()));
     }
-    hal_.wait_cycles(cfg_.poll_interval_cycles);
+    dl.pause(cfg_.poll_interval);
   }
   cqp_.reset();
   hal_.write32(r::CQP_SIZE, cqp_.log2_size());
@@ -810,6 +951,12 @@ Result<std::optional<Completion>> Device::poll_completion_for(unsigned sq, uint1
     return make_error(Errc::kInvalidArgument,
                       fmt::format("SQ {} wqe_idx {} has no outstanding WQE", sq, wqe_idx));
   }
+  if (sqs_[sq].slots[wqe_idx].abandoned) {
+    return make_error(Errc::kInvalidArgument,
+                      fmt::format("SQ {} wqe_idx {} was abandoned: its completion goes to "
+                                  "poll_abandoned()",
+                                  sq, wqe_idx));
+  }
   while (auto c = reap_one()) {
     if (!c->unexpected && c->sq == sq && c->wqe_idx == wqe_idx) {
       return std::optional<Completion>{handed_out(*c)};
@@ -819,27 +966,48 @@ Result<std::optional<Completion>> Device::poll_completion_for(unsigned sq, uint1
   return std::optional<Completion>{};
 }
 
-Error Device::completion_timeout(unsigned sq, uint16_t wqe_idx, uint64_t timeout_cycles) {
+Error Device::completion_timeout(unsigned sq, uint16_t wqe_idx, std::chrono::nanoseconds timeout) {
   std::lock_guard lk(mu_);
   if (auto q = sq_queue_error(sq)) return *q;
-  const uint32_t ci = sq < regs::kNumSqMax ? hal_.read32(r::sq_ci(sq)) : 0;
-  return make_error(Errc::kTimeout,
-                    fmt::format("no completion for SQ {} wqe_idx {} after {} cycles (its CI {}, "
-                                "CQ_TAIL {})",
-                                sq, wqe_idx, timeout_cycles, ci, hal_.read32(r::CQ_TAIL)));
+  std::string where;
+  if (sq < sqs_.size()) {
+    const uint32_t ci = hal_.read32(r::sq_ci(sq));
+    const uint32_t pi = hal_.read32(r::sq_pi(sq));
+    if (ci != kAllOnes && pi != kAllOnes) {
+      // queued in the hardware: wqe_idx lies in [CI, PI) of the ring
+      const uint32_t n = sqs_[sq].ring.size();
+      const bool queued = (wqe_idx + n - ci % n) % n < (pi + n - ci % n) % n;
+      where = fmt::format(
+          "SQ_CI {}, SQ_PI {}: {}; ", ci, pi,
+          queued ? "the engine has not finished it" : "the engine is past it, its CQE is missing");
+    }
+  }
+  return make_error(
+      Errc::kTimeout,
+      fmt::format("no completion for SQ {} wqe_idx {} after {} ({}CQ head {}, CQ_TAIL {}); {}", sq,
+                  wqe_idx, format_duration(timeout), where, cq_.head(), hal_.read32(r::CQ_TAIL),
+                  state_text()));
 }
 
 Result<Completion> Device::wait_completion_for(unsigned sq, uint16_t wqe_idx,
-                                               uint64_t timeout_cycles) {
+                                               std::chrono::nanoseconds timeout) {
   std::lock_guard lk(mu_);
-  const uint64_t deadline = hal_.now_cycles() + timeout_cycles;
+  hal::Deadline dl(hal_, timeout);
   for (;;) {
     auto c = poll_completion_for(sq, wqe_idx);
     if (!c) return c.error();
     if (*c) return **c;
-    const uint64_t now = hal_.now_cycles();
-    if (now >= deadline) return completion_timeout(sq, wqe_idx, timeout_cycles);
-    hal_.wait_cycles(std::min(cfg_.poll_interval_cycles, deadline - now));
+    if (dl.passed()) {
+      Error e = completion_timeout(sq, wqe_idx, timeout);
+      if (e.code == Errc::kTimeout) {
+        e.message += fmt::format(
+            ". The WQE stays posted and its slot reserved: wait again, collect it with poll_cq(), "
+            "or give it up with Device::abandon({}, {})",
+            sq, wqe_idx);
+      }
+      return e;
+    }
+    dl.pause(cfg_.poll_interval);
   }
 }
 

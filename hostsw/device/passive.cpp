@@ -295,17 +295,17 @@ bool Device::cm_ready() {
   return status != 0xFFFF'FFFFu && regs::field::STATUS::CM_READY.get(status) != 0;
 }
 
-Result<void> Device::wait_cm_ready(uint64_t timeout_cycles) {
+Result<void> Device::wait_cm_ready(std::chrono::nanoseconds timeout) {
   std::lock_guard lk(mu_);
-  const uint64_t deadline = hal_.now_cycles() + timeout_cycles;
+  hal::Deadline dl(hal_, timeout);
   while (!cm_ready()) {
-    const uint64_t now = hal_.now_cycles();
-    if (now >= deadline) {
+    if (dl.passed()) {
       return make_error(Errc::kTimeout,
-                        fmt::format("STATUS.CM_READY still 0 after {} cycles (STATUS 0x{:08X})",
-                                    timeout_cycles, hal_.read32(r::STATUS)));
+                        fmt::format("STATUS.CM_READY still 0 after {}: the connection table's "
+                                    "sweep after a reset has not finished; {}",
+                                    format_duration(timeout), state_text()));
     }
-    hal_.wait_cycles(std::min(cfg_.poll_interval_cycles, deadline - now));
+    dl.pause(cfg_.poll_interval);
   }
   return {};
 }

@@ -61,7 +61,7 @@ class ProbeBench {
     std::vector<uint16_t> idx(n);
     std::vector<bool> done(n, false);
     unsigned posted = 0, completed = 0;
-    const uint64_t deadline = hal_.now_cycles() + cfg_.point_timeout_cycles;
+    hal::Deadline dl(hal_, cfg_.point_timeout);
     while (completed < n) {
       while (posted < n && posted - completed < k) {
         opt.wr_id = posted;
@@ -85,9 +85,10 @@ class ProbeBench {
       // overflow. The reads cost host time only; the stamps are taken by the hardware.
       if (auto r = drain(); !r.ok()) return r.error();
       if (!any) hal_.wait_cycles(1);
-      if (hal_.now_cycles() > deadline) {
-        return Error{Errc::kTimeout, fmt::format("bench: {} of {} completions after {} cycles",
-                                                 completed, n, cfg_.point_timeout_cycles)};
+      if (dl.passed()) {
+        return Error{Errc::kTimeout,
+                     fmt::format("bench: {} of {} completions after {}; {}", completed, n,
+                                 format_duration(cfg_.point_timeout), dev_.state_text())};
       }
     }
     if (auto r = drain(); !r.ok()) return r.error();

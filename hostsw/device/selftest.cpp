@@ -286,7 +286,6 @@ Result<SelftestReport> run_loopback_selftest(Device& dev, const SelftestOptions&
   rep.listener = *lst;
   rep.cm_id_a = caps.ctx_depth - 1;
   rep.cm_id_b = caps.ctx_depth - 2;
-  const uint64_t poll = std::max<uint64_t>(dev.config().poll_interval_cycles, 1);
 
   const CmContext ctx_a = context_a();
   const CmContext ctx_b = context_b();
@@ -359,17 +358,16 @@ Result<SelftestReport> run_loopback_selftest(Device& dev, const SelftestOptions&
   if (!idx_a) return stage_error(idx_a.error(), "post reject A");
   auto idx_b = dev.post_reject(wb);
   if (!idx_b) return stage_error(idx_b.error(), "post reject B");
-  auto cqe_a = dev.wait_completion_for(*idx_a, opts.timeout_cycles);
+  auto cqe_a = dev.wait_completion_for(*idx_a, opts.timeout);
   if (!cqe_a) return stage_error(cqe_a.error(), "completion of reject A");
-  auto cqe_b = dev.wait_completion_for(*idx_b, opts.timeout_cycles);
+  auto cqe_b = dev.wait_completion_for(*idx_b, opts.timeout);
   if (!cqe_b) return stage_error(cqe_b.error(), "completion of reject B");
 
   // ---- the looped frames: wait for all four to come back, then watch for strays
   auto delta = [&](uint32_t off) { return hal.read32(off) - stat_of(before, off); };
-  const uint64_t deadline = hal.now_cycles() + opts.timeout_cycles;
-  while ((delta(r::STAT_RX_FRAMES) < 4 || delta(r::STAT_TX_FRAMES) < 4) &&
-         hal.now_cycles() < deadline) {
-    hal.wait_cycles(poll);
+  hal::Deadline dl(hal, opts.timeout);
+  while ((delta(r::STAT_RX_FRAMES) < 4 || delta(r::STAT_TX_FRAMES) < 4) && !dl.passed()) {
+    dl.pause(dev.config().poll_interval);
   }
   hal.wait_cycles(opts.settle_cycles);
 

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -121,6 +122,7 @@ struct XrtDevice::Impl {
   XrtInfo info;
   double cycles_per_ns = 0.25;
   std::shared_ptr<FaultState> fs = std::make_shared<FaultState>();
+  std::mutex cycle_mu;  // a CYCLE_LO read latches CYCLE_HI: one pair at a time
 };
 
 bool xrt_backend_built() { return true; }
@@ -259,8 +261,12 @@ Result<std::unique_ptr<hal::DmaBuffer>> XrtDevice::alloc_dma(size_t bytes, size_
 
 void XrtDevice::wait_cycles(uint64_t cycles) {
   if (cycles == 0) return;
-  const auto ns = std::chrono::nanoseconds(
-      static_cast<int64_t>(static_cast<double>(cycles) / impl_->cycles_per_ns) + 1);
+  wait_for(std::chrono::nanoseconds(
+      static_cast<int64_t>(static_cast<double>(cycles) / impl_->cycles_per_ns) + 1));
+}
+
+void XrtDevice::wait_for(std::chrono::nanoseconds ns) {
+  if (ns <= std::chrono::nanoseconds::zero()) return;
   // Sleeping costs tens of microseconds of scheduler latency: spin for the short waits the
   // pollers use, sleep for the long ones.
   if (ns < std::chrono::microseconds(200)) {
@@ -271,7 +277,13 @@ void XrtDevice::wait_cycles(uint64_t cycles) {
   }
 }
 
+std::chrono::nanoseconds XrtDevice::host_now() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::steady_clock::now().time_since_epoch());
+}
+
 uint64_t XrtDevice::now_cycles() {
+  std::lock_guard lk(impl_->cycle_mu);
   const uint32_t lo = read32(regs::reg::CYCLE_LO);  // latches CYCLE_HI
   const uint32_t hi = read32(regs::reg::CYCLE_HI);
   return (uint64_t{hi} << 32) | lo;

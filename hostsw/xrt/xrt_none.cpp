@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // XrtDevice when the build found no XRT headers and libraries (BOUNCER_XRT=OFF): open()
 // explains that, the probe still scans sysfs.
+#include <chrono>
+
 #include "bouncer/xrt_device.hpp"
 
 namespace bouncer::card {
@@ -30,6 +32,11 @@ Result<std::unique_ptr<hal::DmaBuffer>> XrtDevice::alloc_dma(size_t, size_t) {
 }
 void XrtDevice::wait_cycles(uint64_t) {}
 uint64_t XrtDevice::now_cycles() { return 0; }
+std::chrono::nanoseconds XrtDevice::host_now() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::steady_clock::now().time_since_epoch());
+}
+void XrtDevice::wait_for(std::chrono::nanoseconds) {}
 
 namespace detail {
 void xrt_enumerate(const std::string&, ProbeReport& rep) {

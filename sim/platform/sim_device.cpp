@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 #include "platform/sim_device.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "platform/sim_util.hpp"
@@ -109,6 +111,21 @@ void SimDevice::wait_cycles(uint64_t cycles) {
 }
 
 uint64_t SimDevice::now_cycles() { return core_.cycle(); }
+
+std::chrono::nanoseconds SimDevice::host_now() {
+  const sc_core::sc_time t = sc_core::sc_time_stamp() + qk_.get_local_time();
+  // time resolution units per nanosecond (SystemC's default resolution is 1 ps)
+  const uint64_t per_ns =
+      std::max<uint64_t>(static_cast<uint64_t>(sc_core::sc_time(1, sc_core::SC_NS).value()), 1);
+  return std::chrono::nanoseconds(static_cast<int64_t>(t.value() / per_ns));
+}
+
+void SimDevice::wait_for(std::chrono::nanoseconds d) {
+  if (d <= std::chrono::nanoseconds::zero()) return;
+  const uint64_t p = period_.value();
+  const uint64_t want = sc_core::sc_time(static_cast<double>(d.count()), sc_core::SC_NS).value();
+  wait_cycles((want + p - 1) / p);
+}
 
 void SimDevice::sync() { qk_.sync(); }
 

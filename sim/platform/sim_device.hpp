@@ -5,12 +5,14 @@
 // SimDevice (bouncer::hal::Device) turns read32/write32/write_block into tlm_generic_payload
 // b_transport calls on the CPU's initiator socket (bound to DeviceModel::regs), keeps
 // SystemC time with a tlm_quantumkeeper (temporal decoupling: a context switch only once per
-// global quantum), allocates DMA buffers from HostMemory and advances the core for wait_cycles.
+// global quantum), allocates DMA buffers from HostMemory and advances the core for wait_cycles
+// and wait_for. The host's clock (host_now) is that simulated time.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/tlm_quantumkeeper.h>
 
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -34,6 +36,11 @@ class SimDevice final : public hal::Device {
   Result<std::unique_ptr<hal::DmaBuffer>> alloc_dma(size_t bytes, size_t align) override;
   void wait_cycles(uint64_t cycles) override;
   uint64_t now_cycles() override;
+  /// Simulated time of the host thread (SystemC time plus the quantum keeper's local offset):
+  /// it advances with every MMIO access and wait, so deadlines are deterministic.
+  std::chrono::nanoseconds host_now() override;
+  /// Runs the core for ceil(d / clock period) cycles.
+  void wait_for(std::chrono::nanoseconds d) override;
   const char* name() const override { return "sim"; }
 
   // Bring SystemC time up to the device time (end of a host job).

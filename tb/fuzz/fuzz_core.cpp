@@ -25,6 +25,7 @@
 //  - the SV assertions (AXI-Stream/AXI4/AXI4-Lite port rules) and no AXI4-Lite hang.
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -358,6 +359,13 @@ class Hal final : public bouncer::hal::Device {
   }
   void wait_cycles(uint64_t n) override { c_.run(n); }
   uint64_t now_cycles() override { return c_.cycles(); }
+  // The host lives in simulated time: 4 ns per core cycle (the driver's deadlines).
+  std::chrono::nanoseconds host_now() override {
+    return std::chrono::nanoseconds(4 * static_cast<int64_t>(c_.cycles()));
+  }
+  void wait_for(std::chrono::nanoseconds d) override {
+    if (d.count() > 0) c_.run(static_cast<uint64_t>((d.count() + 3) / 4));
+  }
   const char* name() const override { return "fuzz"; }
 
  private:

@@ -6,15 +6,26 @@
 // WQEs accepted before it still complete exactly once, the driver reports kQueueError, and
 // Device::reset_sq()/reset_cqp() bring the ring back (flushing what the hardware never saw).
 // The driver never rings such doorbells itself: the tests write the registers raw.
+// reset_sq against an engine that starts right after the driver's first look at the device
+// (ResetSqLetsAcceptedWqesFinish): the WQEs accepted before the queue error complete, each
+// once, with their frames on the wire; only the others are flushed, and no late CQE is
+// credited to a WQE that reuses a slot.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <set>
+#include <span>
 #include <vector>
 
 #include "bouncer/device.hpp"
+#include "bouncer/hal.hpp"
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
+#include "host_context.hpp"
+
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -24,7 +35,7 @@ namespace R = bouncer::regs;
 namespace r = bouncer::regs::reg;
 namespace sim = bouncer::sim;
 
-constexpr uint64_t kWait = 20'000;
+constexpr std::chrono::nanoseconds kWait = 80us;  // 20 000 cycles
 
 sim::PlatformConfig config(unsigned width) {
   sim::PlatformConfig cfg;
@@ -38,7 +49,7 @@ bouncer::DeviceConfig small_rings() {
   dc.cq_entries = 8;
   dc.cqp_entries = 4;
   dc.ccq_entries = 4;
-  dc.cqp_timeout_cycles = kWait;
+  dc.cqp_timeout = kWait;
   return dc;
 }
 
@@ -285,6 +296,124 @@ TEST_P(SystemBadHostInput, ControlQueueDoorbellAndBase) {
     ASSERT_TRUE(d.reset_cqp().ok());
     ASSERT_TRUE(d.cqp_nop().ok());
   });
+}
+
+// The co-simulation's HAL, except that once armed it sets CTRL.ENABLE right after the next
+// register read: the engine starts taking the WQEs it holds the moment the driver has looked.
+class StartOnFirstLook final : public bouncer::hal::Device {
+ public:
+  explicit StartOnFirstLook(bouncer::hal::Device& in) : in_(in) {}
+  void arm() { armed_ = true; }
+  bool armed() const { return armed_; }
+  uint32_t read32(uint32_t off) override {
+    const uint32_t v = in_.read32(off);
+    if (armed_) {
+      armed_ = false;
+      in_.write32(r::CTRL, R::field::CTRL::ENABLE.put(1));
+    }
+    return v;
+  }
+  void write32(uint32_t off, uint32_t v) override { in_.write32(off, v); }
+  void write_block(uint32_t off, std::span<const uint32_t> words) override {
+    in_.write_block(off, words);
+  }
+  bouncer::Result<std::unique_ptr<bouncer::hal::DmaBuffer>> alloc_dma(size_t bytes,
+                                                                      size_t align) override {
+    return in_.alloc_dma(bytes, align);
+  }
+  void wait_cycles(uint64_t n) override { in_.wait_cycles(n); }
+  uint64_t now_cycles() override { return in_.now_cycles(); }
+  std::chrono::nanoseconds host_now() override { return in_.host_now(); }
+  void wait_for(std::chrono::nanoseconds d) override { in_.wait_for(d); }
+  const char* name() const override { return in_.name(); }
+
+ private:
+  bouncer::hal::Device& in_;
+  bool armed_ = false;
+};
+
+// The TCP destination ports of every frame sent so far, in order.
+std::vector<uint16_t> wire_ports(const sim::Platform& plat) {
+  std::vector<uint16_t> out;
+  for (const auto& f : plat.tx_frames()) {
+    out.push_back(f.bytes.size() < 38 ? 0 : static_cast<uint16_t>(f.bytes[36] << 8 | f.bytes[37]));
+  }
+  return out;
+}
+
+// reset_sq's rule against the real engine. With the engine stopped (CTRL.ENABLE 0; doorbells
+// are still taken) three rejects are posted and accepted (the first by push, so the engine
+// hands it to the CM engine within three cycles of picking it; the push page holds one WQE),
+// then a doorbell past the ring size puts SQ 0 in
+// queue error and two more are posted, which the hardware ignores. The engine starts right
+// after reset_sq's first register read. reset_sq must let the three accepted rejects finish
+// (they complete OK and are on the wire) and flush only the other two; every WQE completes
+// exactly once, and the NOPs that reuse the slots afterwards each get their own completion.
+TEST_P(SystemBadHostInput, ResetSqLetsAcceptedWqesFinish) {
+  using bouncer::testing::host_ctx;
+  using bouncer::testing::pattern_pd;
+  sim::Platform plat(config(GetParam()));
+  plat.run([&](bouncer::hal::Device& sim_hal) {
+    StartOnFirstLook hal(sim_hal);
+    auto dev = Device::open(hal, small_rings());
+    ASSERT_TRUE(dev.ok()) << dev.error().message;
+    Device& d = **dev;
+    ASSERT_TRUE(d.wait_cm_ready(kWait).ok());
+    for (uint32_t id = 1; id <= 5; ++id) ASSERT_TRUE(d.cqp_write_context(id, host_ctx(id)).ok());
+    hal.write32(r::CTRL, 0);
+    const auto pd = pattern_pd(8, 5);
+    std::vector<uint16_t> idx;
+    auto post = [&](uint32_t id) {
+      bouncer::RejectWqe w;
+      w.cm_id = id;
+      w.pd = pd;
+      w.push = d.caps().push && id == 1;
+      w.wr_id = 100 + id;
+      auto p = d.post_reject(w);
+      ASSERT_TRUE(p.ok()) << p.error().message;
+      idx.push_back(*p);
+    };
+    for (uint32_t id = 1; id <= 3; ++id) post(id);
+    EXPECT_EQ(hal.read32(r::sq_pi(0)), 3u);
+    hal.write32(r::SQ_DB, db(0, 8));  // ring of 8: queue error, the three stay accepted
+    hal.wait_cycles(20);
+    EXPECT_EQ(sq_cause(d), cause(R::QerrCause::DB_RANGE));
+    for (uint32_t id = 4; id <= 5; ++id) post(id);
+    EXPECT_EQ(hal.read32(r::sq_pi(0)), 3u) << "doorbells in queue error are ignored";
+    EXPECT_EQ(hal.read32(r::sq_ci(0)), 0u) << "the engine took nothing yet";
+    EXPECT_TRUE(plat.tx_frames().empty());
+    hal.arm();
+    auto n = d.reset_sq();
+    EXPECT_FALSE(hal.armed());
+    ASSERT_TRUE(n.ok()) << n.error().message;
+    EXPECT_EQ(*n, 2u) << "only the WQEs the hardware never accepted are flushed";
+    EXPECT_EQ(sq_cause(d), 0);
+    for (uint32_t id = 1; id <= 5; ++id) {
+      auto c = d.wait_completion_for(idx[id - 1], kWait);
+      ASSERT_TRUE(c.ok()) << c.error().message;
+      EXPECT_EQ(c->wr_id, 100u + id);
+      EXPECT_EQ(c->cm_id, id);
+      if (id <= 3) {
+        EXPECT_TRUE(c->ok()) << "cm_id " << id << ": " << c->status();
+      } else {
+        EXPECT_EQ(c->minor, static_cast<uint16_t>(R::CqMinor::FLUSHED)) << c->status();
+      }
+    }
+    EXPECT_FALSE(d.poll_cq().has_value()) << "no second completion for any of them";
+    for (uint64_t i = 0; i < 10; ++i) {  // more than a lap of the 8-slot ring
+      auto p = d.post_nop(200 + i, i % 2 == 0);
+      ASSERT_TRUE(p.ok()) << p.error().message;
+      auto c = d.wait_completion_for(*p, kWait);
+      ASSERT_TRUE(c.ok()) << c.error().message;
+      EXPECT_EQ(c->wr_id, 200 + i) << "a completion credited to another WQE";
+      EXPECT_TRUE(c->ok()) << c->status();
+    }
+    EXPECT_FALSE(d.poll_cq().has_value());
+    EXPECT_EQ(d.stats().unexpected_cqes, 0u);
+    EXPECT_EQ(hal.read32(r::STAT_SQ_WQES), 13u) << "the three accepted rejects and the NOPs";
+  });
+  EXPECT_EQ(wire_ports(plat), (std::vector<uint16_t>{40001, 40002, 40003}))
+      << "a reject is on the wire exactly when it completed OK";
 }
 
 INSTANTIATE_TEST_SUITE_P(Widths, SystemBadHostInput, ::testing::Values(64u, 512u),

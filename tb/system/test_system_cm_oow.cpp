@@ -12,11 +12,14 @@
 // the CLOSED event the driver consumes.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "system_fixture.hpp"
+
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -105,7 +108,7 @@ TEST_P(SystemCmOow, DuplicateAndOutOfWindowSegments) {
       const auto ack_req =
           ex.ctrl(TcpCtrlKind::kAck, ex.iss + 1, rcv, static_cast<uint16_t>(ex.ip_id0 + 1));
       EXPECT_EQ(one(exchange(req_frame), "request"), ack_req) << "ACK of the request vs golden";
-      auto ev = cm.wait_event(100'000);
+      auto ev = cm.wait_event(400us);
       ASSERT_TRUE(ev.ok()) << ev.error().message;
       const auto* cr = std::get_if<bouncer::ConnectRequest>(&*ev);
       ASSERT_NE(cr, nullptr) << bouncer::event_name(*ev);
@@ -306,7 +309,7 @@ TEST_P(SystemCmOow, HandMadeClosesAndErrors) {
       std::map<uint32_t, std::vector<R::AeqEvent>> terminals;
       cm.set_terminal_observer([&](uint32_t id, R::AeqEvent e) { terminals[id].push_back(e); });
       auto next_event = [&]() -> std::optional<bouncer::Event> {
-        auto ev = cm.wait_event(100'000);
+        auto ev = cm.wait_event(400us);
         if (!ev.ok()) {
           ADD_FAILURE() << ev.error().message;
           return std::nullopt;

@@ -4,6 +4,7 @@
 // matrix is in test_system_cm*.cpp; this one is the quickest end-to-end check.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <variant>
@@ -13,6 +14,8 @@
 #include "bouncer/peer/initiator.hpp"
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
+
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -61,7 +64,7 @@ TEST_P(CmSmoke, OneRejectEndToEnd) {
     auto l = cm.listen(0x0A000001, 4791, lo);
     ASSERT_TRUE(l.has_value()) << l.error().message;
     plat.add_peer(ic, plat.cycles() + 10);
-    auto ev = cm.wait_event(400'000);
+    auto ev = cm.wait_event(1600us);
     ASSERT_TRUE(ev.has_value()) << ev.error().message;
     auto* req = std::get_if<bouncer::ConnectRequest>(&*ev);
     ASSERT_NE(req, nullptr) << bouncer::event_name(*ev);

@@ -11,6 +11,7 @@
 // on the stream width, so these run at DATA_W 64 (the watchdog test also at 512).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <ostream>
@@ -22,6 +23,8 @@
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
 #include "host_context.hpp"
+
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -36,8 +39,8 @@ using bouncer::testing::host_ctx;
 using bouncer::testing::pattern_pd;
 using sim::DmaFault;
 
-constexpr uint32_t kDmaTimeout = 2'000;  // DMA_TIMEOUT of these tests (cycles)
-constexpr uint64_t kWait = 200'000;      // bound of every completion wait (cycles)
+constexpr uint32_t kDmaTimeout = 2'000;            // DMA_TIMEOUT of these tests (cycles)
+constexpr std::chrono::nanoseconds kWait = 800us;  // bound of every wait (200 000 cycles)
 
 const char* fault_name(DmaFault f) {
   switch (f) {
@@ -104,7 +107,7 @@ bouncer::DeviceConfig base_config() {
   dc.cqp_entries = 4;
   dc.ccq_entries = 4;
   dc.dma_timeout_cycles = kDmaTimeout;
-  dc.cqp_timeout_cycles = kWait;
+  dc.cqp_timeout = kWait;
   return dc;
 }
 
@@ -358,9 +361,15 @@ TEST_P(WriteFault, CqeWrite) {
     // A's slot was never written
     auto lost = plat.host_memory(cq + h * R::kCqeBytes, R::kCqeBytes);
     EXPECT_EQ(R::get(lost, R::cqe::VALID), 0u);
-    auto ca = d.wait_completion_for(a, 20'000);
+    auto ca = d.wait_completion_for(a, 80us);
     ASSERT_FALSE(ca.ok());
     EXPECT_EQ(ca.error().code, bouncer::Errc::kTimeout);
+    // the error says why: the engine is done with the WQE, its CQE write failed
+    EXPECT_NE(ca.error().message.find("the engine is past it, its CQE is missing"),
+              std::string::npos)
+        << ca.error().message;
+    EXPECT_NE(ca.error().message.find("DMA_WR_ERR (a completion"), std::string::npos)
+        << ca.error().message;
     EXPECT_EQ(hal.read32(R::reg::STAT_SQ_ERRORS), 0u);
   });
   EXPECT_EQ(wire_ports(plat), (std::vector<uint16_t>{40001, 40002}));
@@ -432,7 +441,7 @@ TEST_P(WriteFault, CcqeWrite) {
   sim::Platform plat(platform_config());
   plat.run([&](bouncer::hal::Device& hal) {
     auto dc = base_config();
-    dc.cqp_timeout_cycles = 20'000;
+    dc.cqp_timeout = 80us;
     auto dev = Device::open(hal, dc);
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     Device& d = **dev;
@@ -442,6 +451,7 @@ TEST_P(WriteFault, CcqeWrite) {
     auto r = d.cqp_write_context(1, host_ctx(1));
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, bouncer::Errc::kTimeout);
+    EXPECT_NE(r.error().message.find("DMA_WR_ERR"), std::string::npos) << r.error().message;
     EXPECT_EQ(hal.read32(R::reg::CCQ_TAIL), h + 1);
     Counters c = counters(hal);
     EXPECT_EQ(c.wr_err, 1u);
@@ -562,7 +572,7 @@ TEST_P(Watchdog, OffStallsOnFrees) {
     const auto pd = pattern_pd(8, 5);
     const uint16_t a = post(d, 1, pd, true);
     const uint16_t b = post(d, 2, pd, true);
-    auto stuck = d.wait_completion_for(a, 20 * kDmaTimeout);
+    auto stuck = d.wait_completion_for(a, 4ns * (20 * kDmaTimeout));
     ASSERT_FALSE(stuck.ok());
     EXPECT_EQ(stuck.error().code, bouncer::Errc::kTimeout);
     EXPECT_EQ(R::field::STATUS::SQ_BUSY.get(hal.read32(R::reg::STATUS)), 1u);
@@ -589,7 +599,7 @@ TEST(WriteNoResponse, StopsAfterEightBursts) {
     auto dc = base_config();
     dc.sq_entries = 16;
     dc.cq_entries = 16;
-    dc.cqp_timeout_cycles = 20'000;
+    dc.cqp_timeout = 80us;
     auto dev = Device::open(hal, dc);
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     Device& d = **dev;

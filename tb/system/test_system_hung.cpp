@@ -4,9 +4,10 @@
 // with the core running but its engines wedged (a DMA read that is never answered with the
 // watchdog off, CTRL.ENABLE cleared behind the driver, write responses that never come).
 //
-// Every driver wait must end within its configured bound, measured in simulated core cycles:
-// wait_cm_ready, control commands (cqp_timeout_cycles), wait_completion[_for], the Cm layer's
-// reject (RejectOptions::timeout_cycles), the loopback self-test; poll_aeq finds nothing;
+// Every driver wait must end within its configured bound, measured on the host's clock, which
+// in the co-simulation is simulated time (4 ns per core cycle at 250 MHz): wait_cm_ready,
+// control commands (cqp_timeout), wait_completion[_for], the Cm layer's reject
+// (RejectOptions::timeout), the loopback self-test; poll_aeq finds nothing;
 // destroying the Device returns. Then the documented recovery works: after a reset, the Device
 // is closed and opened again; after a wedge, the fault is removed (DMA_TIMEOUT written, the
 // engines re-enabled, or a reset) and the work completes, each WQE exactly once.
@@ -17,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -29,6 +31,8 @@
 #include "bouncer/sim/platform.hpp"
 #include "host_context.hpp"
 
+using namespace std::chrono_literals;
+
 namespace {
 
 namespace R = bouncer::regs;
@@ -40,26 +44,28 @@ using bouncer::RejectWqe;
 using bouncer::testing::host_ctx;
 using bouncer::testing::pattern_pd;
 
-constexpr uint64_t kCqpTimeout = 20'000;  // DeviceConfig::cqp_timeout_cycles of these tests
-constexpr uint64_t kPoll = 32;            // DeviceConfig::poll_interval_cycles
-constexpr uint64_t kWait = 30'000;        // bound of the other waits under test
-constexpr uint64_t kLong = 400'000;       // bound of waits that must succeed
+using Ns = std::chrono::nanoseconds;
+constexpr Ns kCycle = 4ns;                   // the co-simulation's core clock: 250 MHz
+constexpr Ns kCqpTimeout = 20'000 * kCycle;  // DeviceConfig::cqp_timeout of these tests
+constexpr Ns kPoll = 32 * kCycle;            // DeviceConfig::poll_interval
+constexpr Ns kWait = 30'000 * kCycle;        // bound of the other waits under test
+constexpr Ns kLong = 400'000 * kCycle;       // bound of waits that must succeed
 // A timed-out wait may take longer than its bound by the MMIO reads its error message makes
 // (2 to 4 cycles each, or 2 while held) and the last poll's register reads.
-constexpr uint64_t kSlack = 64;
+constexpr Ns kSlack = 64 * kCycle;
 // Closing a device that is not wedged: CTRL.RESET happens once nothing has been in flight for
 // 128 cycles, at worst after a DMA read the watchdog ends (dma_timeout_cycles 2 000), plus the
 // polls that see it.
-constexpr uint64_t kQuietClose = 2'000 + 128 + 4 * kPoll + kSlack;
+constexpr Ns kQuietClose = (2'000 + 128) * kCycle + 4 * kPoll + kSlack;
 
 bouncer::DeviceConfig base_config() {
   bouncer::DeviceConfig dc;
   dc.isn_key = std::array<uint32_t, 4>{1, 2, 3, 4};
   dc.cqp_entries = 8;
   dc.ccq_entries = 8;
-  dc.cqp_timeout_cycles = kCqpTimeout;
-  dc.reset_timeout_cycles = kCqpTimeout;  // open() and close(): the bound of CTRL.RESET
-  dc.poll_interval_cycles = kPoll;
+  dc.cqp_timeout = kCqpTimeout;
+  dc.reset_timeout = kCqpTimeout;  // open() and close(): the bound of CTRL.RESET
+  dc.poll_interval = kPoll;
   dc.dma_timeout_cycles = 2'000;
   return dc;
 }
@@ -100,40 +106,40 @@ void expect_ok(Device& d, uint16_t idx, uint32_t cm_id) {
   EXPECT_TRUE(c->ok()) << c->status();
 }
 
-// Cycles from construction to elapsed(): one measured wait.
+// Host time from construction to elapsed(): one measured wait.
 class Span {
  public:
-  explicit Span(bouncer::hal::Device& hal) : hal_(hal), t0_(hal.now_cycles()) {}
-  uint64_t elapsed() const { return hal_.now_cycles() - t0_; }
+  explicit Span(bouncer::hal::Device& hal) : hal_(hal), t0_(hal.host_now()) {}
+  Ns elapsed() const { return hal_.host_now() - t0_; }
 
  private:
   bouncer::hal::Device& hal_;
-  uint64_t t0_;
+  Ns t0_;
 };
 
-// `what` ended with `code` after bound .. bound + kSlack cycles (bound 0: at once, within
-// kSlack). The figure is printed for docs/reliability.md.
+unsigned long long cycles_of(Ns t) { return static_cast<unsigned long long>(t / kCycle); }
+
+// `what` ended with `code` after bound .. bound + kSlack (bound 0: at once, within kSlack).
+// The figure is printed, in core cycles, for docs/reliability.md.
 template <class Res>
-void expect_bounded_error(const char* what, const Res& r, const Span& s, uint64_t bound,
+void expect_bounded_error(const char* what, const Res& r, const Span& s, Ns bound,
                           Errc code = Errc::kTimeout) {
-  const uint64_t t = s.elapsed();
+  const Ns t = s.elapsed();
   std::printf("[ bounded  ] %-40s %-8s after %6llu cycles (bound %llu)\n", what,
-              r.ok() ? "ok" : bouncer::errc_name(r.error().code),
-              static_cast<unsigned long long>(t), static_cast<unsigned long long>(bound));
+              r.ok() ? "ok" : bouncer::errc_name(r.error().code), cycles_of(t), cycles_of(bound));
   ASSERT_FALSE(r.ok()) << what << " succeeded on a hung device";
   EXPECT_EQ(r.error().code, code) << what << ": " << r.error().message;
   EXPECT_GE(t, bound) << what;
   EXPECT_LE(t, bound + kSlack) << what << ": " << r.error().message;
 }
 
-// Destroying the Device returns within [lo, hi] cycles.
-void expect_close_bounded(std::unique_ptr<Device>& dev, bouncer::hal::Device& hal, uint64_t lo,
-                          uint64_t hi) {
+// Destroying the Device returns within [lo, hi].
+void expect_close_bounded(std::unique_ptr<Device>& dev, bouncer::hal::Device& hal, Ns lo, Ns hi) {
   const Span s(hal);
   dev.reset();
-  const uint64_t t = s.elapsed();
+  const Ns t = s.elapsed();
   std::printf("[ bounded  ] %-40s returned after %6llu cycles (bound %llu)\n", "~Device",
-              static_cast<unsigned long long>(t), static_cast<unsigned long long>(hi));
+              cycles_of(t), cycles_of(hi));
   EXPECT_GE(t, lo);
   EXPECT_LE(t, hi);
 }
@@ -168,7 +174,7 @@ TEST_P(HeldInReset, EveryWaitIsBoundedThenReopen) {
     {
       const Span s(hal);
       EXPECT_EQ(hal.read32(R::reg::ID), 0xFFFF'FFFFu);
-      EXPECT_EQ(s.elapsed(), 2u) << "a read while held takes 2 cycles";
+      EXPECT_EQ(s.elapsed(), 2 * kCycle) << "a read while held takes 2 cycles";
     }
     {
       const Span s(hal);
@@ -178,7 +184,7 @@ TEST_P(HeldInReset, EveryWaitIsBoundedThenReopen) {
     {
       const Span s(hal);
       auto r = dev->cqp_nop();
-      expect_bounded_error("CQP NOP (cqp_timeout_cycles)", r, s, kCqpTimeout);
+      expect_bounded_error("CQP NOP (cqp_timeout)", r, s, kCqpTimeout);
     }
     {
       const Span s(hal);
@@ -188,10 +194,10 @@ TEST_P(HeldInReset, EveryWaitIsBoundedThenReopen) {
     {
       // Preconditions read all ones (CM_CONNS 0xFFFFFFFF): kState at once, nothing posted.
       bouncer::SelftestOptions so;
-      so.timeout_cycles = kWait;
+      so.timeout = kWait;
       const Span s(hal);
       auto r = bouncer::run_loopback_selftest(*dev, so);
-      expect_bounded_error("loopback self-test", r, s, 0, Errc::kState);
+      expect_bounded_error("loopback self-test", r, s, Ns{0}, Errc::kState);
     }
     const uint16_t idx = post(*dev, 1);
     {
@@ -205,7 +211,7 @@ TEST_P(HeldInReset, EveryWaitIsBoundedThenReopen) {
       expect_bounded_error("wait_completion", r, s, kWait);
     }
     bouncer::RejectOptions o;
-    o.timeout_cycles = kWait;
+    o.timeout = kWait;
     const auto pd = pattern_pd(8, 9);
     {
       const Span s(hal);
@@ -214,7 +220,7 @@ TEST_P(HeldInReset, EveryWaitIsBoundedThenReopen) {
     }
     {
       // A context this Cm did not write: it asks the hardware first (READ_CM_CONTEXT), and
-      // that control command times out after cqp_timeout_cycles.
+      // that control command times out after cqp_timeout.
       const Span s(hal);
       auto r = cm->reject(3, pd, o);
       expect_bounded_error("Cm::reject (context read first)", r, s, kCqpTimeout);
@@ -226,7 +232,7 @@ TEST_P(HeldInReset, EveryWaitIsBoundedThenReopen) {
       // A second open while held: ID reads all ones.
       const Span s(hal);
       auto r = Device::open(hal, base_config());
-      expect_bounded_error("Device::open", r, s, 0, Errc::kNoDevice);
+      expect_bounded_error("Device::open", r, s, Ns{0}, Errc::kNoDevice);
     }
     // Close: CTRL = 0 is dropped, STATUS reads busy, the idle wait gives up after its bound.
     expect_close_bounded(dev, hal, kCqpTimeout, kCqpTimeout + kSlack);
@@ -253,7 +259,7 @@ TEST_P(HeldInReset, EveryWaitIsBoundedThenReopen) {
     dev = std::move(again).value();
     ASSERT_TRUE(dev->wait_cm_ready(kLong).ok());
     std::printf("[ recovery ] open + CM_READY %llu cycles after the release\n",
-                static_cast<unsigned long long>(s.elapsed()));
+                cycles_of(s.elapsed()));
     EXPECT_EQ(hal.read32(R::reg::CM_CONNS), 0u);
     ASSERT_TRUE(dev->cqp_write_context(1, host_ctx(1)).ok());
     expect_ok(*dev, post(*dev, 1, 100), 1);
@@ -277,7 +283,7 @@ TEST(HeldInResetAtOpen, NoDeviceThenOpens) {
     {
       const Span s(hal);
       auto r = Device::open(hal, base_config());
-      expect_bounded_error("Device::open (held from the start)", r, s, 0, Errc::kNoDevice);
+      expect_bounded_error("Device::open (held from the start)", r, s, Ns{0}, Errc::kNoDevice);
       EXPECT_NE(r.error().message.find("0xFFFFFFFF"), std::string::npos) << r.error().message;
     }
     plat.hold_reset(false);
@@ -313,7 +319,7 @@ TEST(HeldInResetZeroReads, WaitsTimeOut) {
     {
       const Span s(hal);
       auto r = bouncer::run_loopback_selftest(*dev);
-      expect_bounded_error("loopback self-test (reads 0)", r, s, 0, Errc::kState);
+      expect_bounded_error("loopback self-test (reads 0)", r, s, Ns{0}, Errc::kState);
     }
     const uint16_t idx = post(*dev, 1);
     {
@@ -324,9 +330,9 @@ TEST(HeldInResetZeroReads, WaitsTimeOut) {
     {
       const Span s(hal);
       auto r = Device::open(hal, base_config());
-      expect_bounded_error("Device::open (reads 0)", r, s, 0, Errc::kNoDevice);
+      expect_bounded_error("Device::open (reads 0)", r, s, Ns{0}, Errc::kNoDevice);
     }
-    expect_close_bounded(dev, hal, 0, kQuietClose);
+    expect_close_bounded(dev, hal, Ns{0}, kQuietClose);
     plat.hold_reset(false);
     dev = open_ready(hal);
     ASSERT_TRUE(dev);
@@ -414,7 +420,7 @@ TEST(Wedged, DmaReadNeverAnswered) {
     }
     {
       bouncer::RejectOptions o;
-      o.timeout_cycles = kWait;
+      o.timeout = kWait;
       const auto pd = pattern_pd(8, 2);
       const Span s(hal);
       auto r = cm->reject(2, pd, o);
@@ -430,10 +436,18 @@ TEST(Wedged, DmaReadNeverAnswered) {
     hal.write32(R::reg::DMA_TIMEOUT, 2'000);
     expect_ok(*dev, a, 1);
     {
-      auto c = cm->wait(static_cast<uint16_t>(a + 1), kLong);  // the Cm's reject of cm_id 2
-      ASSERT_TRUE(c.ok()) << c.error().message;
+      // Cm::reject gave its WQE (cm_id 2) up when it timed out: the completion frees its slot
+      // when it is reaped and goes to Device::poll_abandoned, never to poll_cq.
+      for (int i = 0; i < 10'000 && dev->stats().abandoned_completed == 0; ++i) {
+        EXPECT_FALSE(dev->poll_cq().has_value());
+        hal.wait_cycles(32);
+      }
+      auto c = dev->poll_abandoned();
+      ASSERT_TRUE(c.has_value());
       EXPECT_EQ(c->cm_id, 2u);
+      EXPECT_EQ(c->wqe_idx, a + 1);
       EXPECT_TRUE(c->ok()) << c->status();
+      EXPECT_EQ(dev->stats().sq_abandoned, 1u);
     }
     cm.reset();
     ASSERT_TRUE(dev->cqp_nop().ok()) << "the late CCQE (DMA/DMA_WQE) is consumed on the way";
@@ -441,13 +455,13 @@ TEST(Wedged, DmaReadNeverAnswered) {
     EXPECT_EQ(dev->sq_outstanding(), 0u);
     EXPECT_EQ(dev->stats().unexpected_cqes, 0u);
     EXPECT_EQ(dev->stats().unexpected_ccqes, 0u);
-    expect_close_bounded(dev, hal, 0, kQuietClose);
+    expect_close_bounded(dev, hal, Ns{0}, kQuietClose);
   });
   EXPECT_EQ(wire_ports(plat), (std::vector<uint16_t>{40001, 40002}));
 }
 
 // The self-test on wedged engines: its first control command never completes; it ends with
-// kTimeout (each command bounded by cqp_timeout_cycles) and restores CTRL.
+// kTimeout (each command bounded by cqp_timeout) and restores CTRL.
 TEST(Wedged, SelftestTimesOut) {
   sim::Platform plat(platform_config());
   plat.run([&](bouncer::hal::Device& hal) {
@@ -459,13 +473,12 @@ TEST(Wedged, SelftestTimesOut) {
     plat.inject_dma_fault(cqp, cqp + uint64_t{dc.cqp_entries} * R::kCqpWqeBytes,
                           sim::DmaFault::kNoResponse);
     bouncer::SelftestOptions so;
-    so.timeout_cycles = kWait;
+    so.timeout = kWait;
     const Span s(hal);
     auto r = bouncer::run_loopback_selftest(*dev, so);
-    const uint64_t t = s.elapsed();
+    const Ns t = s.elapsed();
     std::printf("[ bounded  ] %-40s %-8s after %6llu cycles\n", "loopback self-test (wedged)",
-                r.ok() ? "ok" : bouncer::errc_name(r.error().code),
-                static_cast<unsigned long long>(t));
+                r.ok() ? "ok" : bouncer::errc_name(r.error().code), cycles_of(t));
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, Errc::kTimeout) << r.error().message;
     // CREATE_LISTENER times out; nothing else was posted, the clean-up only restores CTRL.
@@ -493,6 +506,9 @@ TEST(Wedged, EnableCleared) {
       const Span s(hal);
       auto r = dev->wait_completion_for(a, kWait);
       expect_bounded_error("wait_completion_for (ENABLE 0)", r, s, kWait);
+      EXPECT_NE(r.error().message.find("CTRL.ENABLE 0"), std::string::npos) << r.error().message;
+      EXPECT_NE(r.error().message.find("the engine has not finished it"), std::string::npos)
+          << r.error().message;
     }
     {
       const Span s(hal);
@@ -507,6 +523,46 @@ TEST(Wedged, EnableCleared) {
     EXPECT_FALSE(dev->poll_cq().has_value());
   });
   EXPECT_EQ(wire_ports(plat), (std::vector<uint16_t>{40001}));
+}
+
+// A synchronous reject times out (CTRL.ENABLE cleared behind the driver) and its CQE comes
+// once the engines run again. The caller only ever calls reject(): the late completion must
+// not keep its slot, or the 4-slot SQ would be full one lap later (kRingFull).
+TEST(Wedged, TimedOutRejectDoesNotWedgeTheSq) {
+  sim::Platform plat(platform_config());
+  plat.run([&](bouncer::hal::Device& hal) {
+    auto dc = base_config();
+    dc.sq_entries = 4;
+    dc.cq_entries = 4;
+    auto dev = open_ready(hal, dc);
+    ASSERT_TRUE(dev);
+    bouncer::Cm cm(*dev);
+    for (uint32_t id = 1; id <= 9; ++id) ASSERT_TRUE(cm.write_context(id, host_ctx(id)).ok());
+    const uint32_t ctrl = hal.read32(R::reg::CTRL);
+    hal.write32(R::reg::CTRL, 0);
+    const auto pd = pattern_pd(8, 1);
+    bouncer::RejectOptions o;
+    o.timeout = kWait;
+    {
+      const Span s(hal);
+      auto r = cm.reject(1, pd, o);
+      expect_bounded_error("Cm::reject (ENABLE 0)", r, s, kWait);
+      EXPECT_NE(r.error().message.find("gave the WQE up"), std::string::npos) << r.error().message;
+    }
+    hal.write32(R::reg::CTRL, ctrl);
+    for (uint32_t id = 2; id <= 9; ++id) {  // two laps and more of the 4-slot SQ
+      auto c = cm.reject(id, pd, o);
+      ASSERT_TRUE(c.ok()) << "reject " << id << ": " << c.error().message;
+      EXPECT_EQ(c->cm_id, id);
+    }
+    EXPECT_EQ(dev->stats().sq_abandoned, 1u);
+    EXPECT_EQ(dev->stats().abandoned_completed, 1u);
+    EXPECT_EQ(dev->sq_outstanding(), 0u);
+    EXPECT_FALSE(cm.poll().has_value()) << "the late completion is never handed out";
+    EXPECT_EQ(dev->stats().unexpected_cqes, 0u);
+  });
+  EXPECT_EQ(wire_ports(plat),
+            (std::vector<uint16_t>{40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009}));
 }
 
 // Write responses that never come (docs/reliability.md "DMA faults": "the device must be

@@ -12,6 +12,7 @@
 //    do not disturb the others.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -28,6 +29,8 @@
 #include "golden/reject_frame.hpp"
 #include "reject_params.hpp"
 
+using namespace std::chrono_literals;
+
 namespace {
 
 using bouncer::Cm;
@@ -40,7 +43,7 @@ namespace R = bouncer::regs;
 namespace sim = bouncer::sim;
 
 constexpr unsigned kSqs = 4;
-constexpr uint64_t kTimeout = 400'000;
+constexpr std::chrono::nanoseconds kTimeout = 1600us;  // 400 000 cycles
 
 CmContext make_ctx(std::mt19937_64& rng, uint32_t cm_id) {
   CmContext c;
@@ -212,7 +215,7 @@ Device* open4(bouncer::hal::Device& hal, std::unique_ptr<Device>& keep, uint32_t
   if (!d.ok()) return nullptr;
   keep = std::move(d).value();
   EXPECT_EQ(keep->caps().num_sq, kSqs) << "CAPS.NUM_SQ of the default build";
-  EXPECT_TRUE(keep->wait_cm_ready(100000).ok());
+  EXPECT_TRUE(keep->wait_cm_ready(400us).ok());
   return keep.get();
 }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +17,8 @@
 #include "bouncer/probe_bench.hpp"
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
+
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -41,7 +44,7 @@ BenchRun run_bench(unsigned width, const bouncer::ProbeBenchConfig& cfg, bool* o
     dc.num_sq = cfg.sqs.empty() ? 1 : *std::max_element(cfg.sqs.begin(), cfg.sqs.end());
     auto dev = bouncer::Device::open(hal, dc);
     ASSERT_TRUE(dev.ok()) << dev.error().message;
-    ASSERT_TRUE((*dev)->wait_cm_ready(1'000'000).ok());
+    ASSERT_TRUE((*dev)->wait_cm_ready(4ms).ok());
     bouncer::Cm cm(**dev);
     auto r = bouncer::run_probe_bench(**dev, cm, cfg);
     *ok = r.ok();

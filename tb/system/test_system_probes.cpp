@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -34,6 +35,8 @@
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
 #include "golden/frame_parser.hpp"
+
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -134,7 +137,7 @@ TEST_P(Probes, HostPathStagesMatchTestbench) {
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     ASSERT_TRUE((*dev)->caps().probes) << "CAPS.PROBES is 0";
     bouncer::Cm cm(**dev);
-    ASSERT_TRUE((*dev)->wait_cm_ready(100'000).ok());
+    ASSERT_TRUE((*dev)->wait_cm_ready(400us).ok());
     for (uint32_t i = 0; i < cases.size(); ++i) {
       ASSERT_TRUE(cm.write_context(i, make_ctx(i)).ok());
     }
@@ -282,7 +285,7 @@ TEST_P(Probes, PassiveStagesMatchTestbench) {
     la.auto_reject = R::AutoReject::ALL;
     la.template_pd = {std::byte{'a'}, std::byte{'u'}, std::byte{'t'}, std::byte{'o'}};
     ASSERT_TRUE(cm.listen(0x0A000001, 4792, la).ok());
-    ASSERT_TRUE((*dev)->wait_cm_ready(100'000).ok());
+    ASSERT_TRUE((*dev)->wait_cm_ready(400us).ok());
     ASSERT_TRUE((*dev)->probes_start().ok());
 
     plat.add_peer(initiator(0, kHostPort, 4791), plat.cycles() + 10);
@@ -300,7 +303,7 @@ TEST_P(Probes, PassiveStagesMatchTestbench) {
               });
     }
     ASSERT_NE(evt_seen, 0u) << "no CONNECT_REQUEST";
-    auto ev = cm.wait_event(100'000);
+    auto ev = cm.wait_event(400us);
     ASSERT_TRUE(ev.ok()) << ev.error().message;
     auto* req = std::get_if<bouncer::ConnectRequest>(&*ev);
     ASSERT_NE(req, nullptr);
@@ -387,7 +390,7 @@ TEST_P(Probes, OverflowIsCountedAndNeverStalls) {
     auto dev = bouncer::Device::open(hal, dc);
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     bouncer::Cm cm(**dev);
-    ASSERT_TRUE((*dev)->wait_cm_ready(100'000).ok());
+    ASSERT_TRUE((*dev)->wait_cm_ready(400us).ok());
     constexpr uint32_t kN = 20;  // 6 records each: 120 > 64
     for (uint32_t i = 0; i < kN; ++i) ASSERT_TRUE(cm.write_context(i, make_ctx(i)).ok());
     ASSERT_TRUE((*dev)->probes_start().ok());

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <set>
 #include <string>
@@ -19,6 +20,8 @@
 #include <vector>
 
 #include "system_fixture.hpp"
+
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -115,7 +118,7 @@ TEST_P(SystemRejectWire, RetransmittedInlineRejectRepeatsItsFirstBytes) {
     ASSERT_TRUE(idx.ok()) << idx.error().message;
     auto slot = plat.host_memory(dev.pd_area_addr(id), pd.size());
     std::fill(slot.begin(), slot.end(), std::byte{0xEE});
-    auto c = cm.wait(*idx, 400'000);
+    auto c = cm.wait(*idx, 1600us);
     ASSERT_TRUE(c.ok()) << c.error().message;
     ASSERT_TRUE(c->ok()) << c->status();
     ASSERT_TRUE(sc.pump([&] { return replies_to(plat, pc.ip, pc.port).size() == 2; }, 400'000))
@@ -161,7 +164,7 @@ TEST_P(SystemRejectWire, RetransmittedRejectFromAnotherBufferRepeatsItsFirstByte
     w.pd_len_override = static_cast<uint16_t>(mine.size());
     auto idx = dev.post_reject(w);
     ASSERT_TRUE(idx.ok()) << idx.error().message;
-    auto c = dev.wait_completion_for(*idx, 400'000);
+    auto c = dev.wait_completion_for(*idx, 1600us);
     ASSERT_TRUE(c.ok()) << c.error().message;
     ASSERT_TRUE(c->ok()) << c->status();
     // the caller may reuse its buffer once the reject completed
@@ -202,7 +205,7 @@ TEST_P(SystemRejectWire, HardwareRefusesAnIrdOrdWordIrdmaWouldReset) {
       w.ird_ord = bad;
       auto idx = dev.post_reject(w);
       ASSERT_TRUE(idx.ok()) << idx.error().message;
-      auto c = dev.wait_completion_for(*idx, 400'000);
+      auto c = dev.wait_completion_for(*idx, 1600us);
       ASSERT_TRUE(c.ok()) << c.error().message;
       EXPECT_EQ(c->major, static_cast<uint16_t>(R::CqMajor::WQE));
       EXPECT_EQ(c->minor, static_cast<uint16_t>(R::CqMinor::BAD_IRD_ORD)) << c->status();

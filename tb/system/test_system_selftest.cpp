@@ -5,6 +5,7 @@
 // port itself must stay quiet while the loop is on, and work normally once it is off.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "bouncer/selftest.hpp"
 #include "bouncer/sim/platform.hpp"
 #include "system_fixture.hpp"
+
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -56,7 +59,7 @@ TEST_P(Selftest, PassesAndLeavesThePortQuiet) {
   plat.run([&](bouncer::hal::Device& hal) {
     auto dev = bouncer::Device::open(hal, systest::device_config());
     ASSERT_TRUE(dev) << dev.error().message;
-    ASSERT_TRUE((*dev)->wait_cm_ready(100'000));
+    ASSERT_TRUE((*dev)->wait_cm_ready(400us));
     // Twice: the first run must leave nothing behind that the second would trip over. The
     // second runs on a port with the destination filters on (the looped frames are not
     // addressed to PORT_MAC / PORT_IP: the test turns them off while it runs, then on again).
@@ -109,7 +112,7 @@ TEST_P(Selftest, WireFramesDuringTheLoopAreDiscardedAndReported) {
   plat.run([&](bouncer::hal::Device& hal) {
     auto dev = bouncer::Device::open(hal, systest::device_config());
     ASSERT_TRUE(dev) << dev.error().message;
-    ASSERT_TRUE((*dev)->wait_cm_ready(100'000));
+    ASSERT_TRUE((*dev)->wait_cm_ready(400us));
     const auto before = (*dev)->read_stats();
     // Well inside the test: the loop is switched on within its first few hundred cycles,
     // and it lasts at least settle_cycles (20000) after the completions.

@@ -8,11 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "system_fixture.hpp"
+
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -133,7 +136,7 @@ TEST_P(SystemTeardown, OpenAfterACrashStartsClean) {
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     const size_t tx_at_open = plat.tx_frames().size();
     Cm cm(**dev);
-    ASSERT_TRUE((*dev)->wait_cm_ready(100'000).ok());
+    ASSERT_TRUE((*dev)->wait_cm_ready(400us).ok());
     EXPECT_EQ((*dev)->cm_conns(), 0u) << "connections of the old owner survived";
     ASSERT_TRUE(cm.listen(kLocalIp, kPort, listen_options()).ok());
     Scenario sc(plat, hal, **dev, cm);

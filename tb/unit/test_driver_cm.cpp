@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "bouncer/cm.hpp"
 #include "test_driver_fake_hal.hpp"
+
+using namespace std::chrono_literals;
 
 namespace bouncer {
 namespace {
@@ -275,7 +278,7 @@ TEST_F(CmTest, RingFullIsReturnedToPipelinedCallers) {
   ASSERT_FALSE(full);
   EXPECT_EQ(full.error().code, Errc::kRingFull);
   hal.hold = false;
-  auto c = cm->wait(0, 100000);
+  auto c = cm->wait(0, 400us);
   ASSERT_TRUE(c);
   // The connection that hit a full ring was not consumed: it can still be rejected.
   EXPECT_TRUE(cm->post_reject(63, pd_of(1)));
@@ -285,7 +288,7 @@ TEST_F(CmTest, RejectTimesOut) {
   ASSERT_TRUE(cm->write_context(1, ctx(1, false)));
   hal.hold = true;
   RejectOptions o;
-  o.timeout_cycles = 1000;
+  o.timeout = 4us;
   auto r = cm->reject(1, pd_of(4), o);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, Errc::kTimeout);

@@ -6,12 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "bouncer/device.hpp"
 #include "test_driver_fake_hal.hpp"
+
+using namespace std::chrono_literals;
 
 namespace bouncer {
 namespace {
@@ -56,7 +59,7 @@ class DeviceTest : public ::testing::Test {
     dev = std::move(d).value();
   }
   Completion wait(uint16_t idx) {
-    auto c = dev->wait_completion_for(idx, 100000);
+    auto c = dev->wait_completion_for(idx, 400us);
     EXPECT_TRUE(c) << (c ? "" : c.error().message);
     return c ? *c : Completion{};
   }
@@ -138,7 +141,7 @@ TEST_F(DeviceTest, CloseStopsTheEnginesAndFreesMemory) {
 // says so, and the memory is never handed back.
 TEST_F(DeviceTest, CloseKeepsTheMemoryWhenTheCoreDoesNotReset) {
   DeviceConfig c;
-  c.reset_timeout_cycles = 500;
+  c.reset_timeout = 2us;
   open(c);
   const size_t live = hal.live_buffers();
   ASSERT_GT(live, 0u);
@@ -226,14 +229,14 @@ TEST_F(DeviceTest, CqpErrorsNameTheCodes) {
 
 TEST_F(DeviceTest, CqpTimeoutThenRecovery) {
   DeviceConfig cfg;
-  cfg.cqp_timeout_cycles = 500;
+  cfg.cqp_timeout = 2us;
   open(cfg);
   hal.hold = true;
-  const uint64_t t0 = hal.now_cycles();
+  const auto t0 = hal.host_now();
   auto r1 = dev->cqp_nop();
   ASSERT_FALSE(r1);
   EXPECT_EQ(r1.error().code, Errc::kTimeout);
-  EXPECT_GE(hal.now_cycles() - t0, 500u);
+  EXPECT_GE(hal.host_now() - t0, 2us);
   hal.hold = false;
   // The late CCQE of the timed-out NOP is consumed on the way to this one's.
   ASSERT_TRUE(dev->cqp_write_context(1, ctx_rev(1, false)));
@@ -401,7 +404,7 @@ TEST_F(DeviceTest, FullRingIsDetectedAndDrains) {
     EXPECT_EQ(dev->sq_outstanding(), 7u);
     hal.hold = false;
     for (int i = 0; i < 7; ++i) {
-      auto c = dev->wait_completion(100000);
+      auto c = dev->wait_completion(400us);
       ASSERT_TRUE(c) << c.error().message;
       EXPECT_EQ(c->wr_id, lap * 100 + i);  // in order, each exactly once
       EXPECT_EQ(c->op, 0x0C);
@@ -586,7 +589,7 @@ TEST_F(DeviceTest, DuplicateAndUnknownCqesAreReported) {
   regs::put(bogus, regs::cqe::WQEIDX, 17);
   regs::put(bogus, regs::cqe::SQ, 1);
   hal.inject_cqe(bogus);
-  auto w = dev->wait_completion(1000);
+  auto w = dev->wait_completion(4us);
   ASSERT_TRUE(w);
   EXPECT_TRUE(w->unexpected);
   EXPECT_EQ(w->wqe_idx, 17);
@@ -607,12 +610,12 @@ TEST_F(DeviceTest, WaitForOneKeepsTheOthersInOrder) {
   Completion c = wait(idxs[2]);
   EXPECT_EQ(c.wr_id, 102u);
   for (uint64_t want : {100u, 101u, 103u}) {
-    auto n = dev->wait_completion(100000);
+    auto n = dev->wait_completion(400us);
     ASSERT_TRUE(n);
     EXPECT_EQ(n->wr_id, want);
   }
   EXPECT_FALSE(dev->poll_cq());
-  auto none = dev->wait_completion_for(idxs[0], 100);
+  auto none = dev->wait_completion_for(idxs[0], 400ns);
   ASSERT_FALSE(none);
   EXPECT_EQ(none.error().code, Errc::kInvalidArgument);
 }
@@ -672,7 +675,7 @@ TEST_F(DeviceTest, SqTimeout) {
   hal.hold = true;
   auto idx = dev->post_nop();
   ASSERT_TRUE(idx);
-  auto c = dev->wait_completion_for(*idx, 300);
+  auto c = dev->wait_completion_for(*idx, 1200ns);
   ASSERT_FALSE(c);
   EXPECT_EQ(c.error().code, Errc::kTimeout);
   hal.hold = false;
@@ -752,11 +755,11 @@ TEST_F(DeviceTest, DoorbellsAndPushPagesNameTheSq) {
   }
   hal.run();
   for (unsigned q = 0; q < 4; ++q) {
-    auto a = dev->wait_completion_for(q, 0, 100000);
+    auto a = dev->wait_completion_for(q, 0, 400us);
     ASSERT_TRUE(a) << a.error().message;
     EXPECT_EQ(a->sq, q);
     EXPECT_EQ(a->wr_id, 100 + q);
-    auto b = dev->wait_completion_for(q, 1, 100000);
+    auto b = dev->wait_completion_for(q, 1, 400us);
     ASSERT_TRUE(b) << b.error().message;
     EXPECT_EQ(b->sq, q);
     EXPECT_FALSE(b->pshdrop) << "the push page of SQ " << q << " held its WQE";
@@ -789,7 +792,7 @@ TEST_F(DeviceTest, RingFullIsPerSq) {
   hal.hold = false;
   std::vector<std::pair<unsigned, uint64_t>> order;
   for (int i = 0; i < 6; ++i) {
-    auto c = dev->wait_completion(100000);
+    auto c = dev->wait_completion(400us);
     ASSERT_TRUE(c) << c.error().message;
     order.emplace_back(c->sq, c->wr_id);
   }
@@ -812,7 +815,7 @@ TEST_F(DeviceTest, FakeIgnoresADoorbellForAnAbsentSq) {
   hal.write32(r::SQ_DB, regs::field::SQ_DB::SQ.put(2) | regs::field::SQ_DB::PI.put(3));
   hal.write32(r::SQ_PUSH_DB, regs::field::SQ_DB::SQ.put(9) | regs::field::SQ_DB::PI.put(3));
   EXPECT_EQ(hal.read32(r::STAT_SQ_DB_BAD), 2u);
-  auto c = dev->wait_completion(100000);
+  auto c = dev->wait_completion(400us);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->sq, 1u);
   EXPECT_FALSE(dev->poll_cq()) << "no completion for the ignored doorbells";

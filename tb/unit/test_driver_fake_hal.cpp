@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace bouncer::testing {
 
@@ -93,6 +95,8 @@ std::optional<uint32_t> FakeHal::last_write(uint32_t offset) const {
 
 void FakeHal::reset_state() {
   ++resets_;
+  dma_wr_err_ = false;
+  qerr = 0;
   listeners = {};
   nodes.clear();
   aeq_pending_.clear();
@@ -120,7 +124,41 @@ uint64_t FakeHal::base(const std::map<uint32_t, uint32_t>& rg, uint32_t lo) {
   return get(lo) | (get(lo + 4) << 32);
 }
 
+void FakeHal::count_read() {
+  if (++reads_since_wait_ > 1'000'000) {
+    throw std::runtime_error("fake: a million reads without a wait: a driver loop that spins");
+  }
+}
+
+uint64_t FakeHal::now_cycles() {
+  count_read();
+  switch (cfg.cycles) {
+    case Config::Cycles::kRunning:
+      break;
+    case Config::Cycles::kStuck:
+      return kStuckCycles;
+    case Config::Cycles::kTorn:
+      if (cycle_reads_++ % 2 == 1) return now_ + (uint64_t{1} << 32);
+      break;
+  }
+  return now_;
+}
+
+bool FakeHal::sq_pending() const {
+  for (unsigned n = 0; n < cfg.num_sq; ++n) {
+    if (sqs_[n].ring.ci != sqs_[n].ring.pi) return true;
+  }
+  return false;
+}
+
 uint32_t FakeHal::read32(uint32_t off) {
+  count_read();
+  const uint32_t v = read_reg(off);
+  if (on_read) on_read(off);
+  return v;
+}
+
+uint32_t FakeHal::read_reg(uint32_t off) {
   switch (off) {
     case r::ID:
       return cfg.id;
@@ -133,7 +171,11 @@ uint32_t FakeHal::read32(uint32_t off) {
              regs::field::CAPS::INLINE.put(cfg.inline_pd);
     case r::STATUS:
       return regs::field::STATUS::AEQ_FULL.put(!aeq_pending_.empty()) |
+             regs::field::STATUS::CQ_FULL.put(sq_pending() && !cq_.room()) |
+             regs::field::STATUS::DMA_WR_ERR.put(dma_wr_err_) |
              regs::field::STATUS::CM_READY.put(now_ >= cfg.cm_ready_cycles);
+    case r::QERR:
+      return qerr;
     case r::AEQ_TAIL:
       return aeq_.tail;
     case r::CM_CONNS:
@@ -146,8 +188,13 @@ uint32_t FakeHal::read32(uint32_t off) {
       return cqp_.ci;
     case r::CCQ_TAIL:
       return ccq_.tail;
-    case r::CYCLE_LO:
-      return static_cast<uint32_t>(now_);
+    case r::CYCLE_LO: {
+      const uint64_t c = now_cycles();
+      cycle_hi_latch_ = static_cast<uint32_t>(c >> 32);
+      return static_cast<uint32_t>(c);
+    }
+    case r::CYCLE_HI:
+      return cycle_hi_latch_;
     case r::STAT_PUSH_USED:
       return stat_push_used_;
     case r::STAT_PUSH_DROPPED:
@@ -193,6 +240,7 @@ void FakeHal::write32(uint32_t off, uint32_t v) {
     if (off == r::sq_ci(n) || off == r::sq_pi(n)) return;  // read only
     regs_[off] = v;
     if (off == r::sq_size(n)) {
+      qerr &= ~(0xFu << (regs::field::QERR::SQ0.lsb + 4 * n));
       const uint32_t lg = std::clamp<uint32_t>(v, regs::kRingLog2Min, regs::kRingLog2Max);
       regs_[off] = lg;
       sqs_[n] = SqHw{};
@@ -231,7 +279,7 @@ void FakeHal::write32(uint32_t off, uint32_t v) {
       ccq_ = CqRingHw{base(regs_, r::CCQ_BASE_LO), v, 0, 0, 1};
       break;
     case r::CQ_HEAD:
-      cq_.head = v % cq_.size();
+      if (!freeze_cq_head) cq_.head = v % cq_.size();
       break;
     case r::CCQ_HEAD:
       ccq_.head = v % ccq_.size();
@@ -243,6 +291,7 @@ void FakeHal::write32(uint32_t off, uint32_t v) {
         ++stat_db_bad_;
         break;
       }
+      if (((qerr >> (regs::field::QERR::SQ0.lsb + 4 * q)) & 0xFu) != 0) break;  // queue error
       SqHw& sq = sqs_[q];
       const uint32_t pi = regs::field::SQ_DB::PI.get(v);
       const uint32_t n = sq.ring.size();
@@ -273,9 +322,25 @@ void FakeHal::write_block(uint32_t offset, std::span<const uint32_t> words) {
   hal::Device::write_block(offset, words);
 }
 
+void FakeHal::advance_host(uint64_t cycles) {
+  reads_since_wait_ = 0;
+  host_ += kCycle * static_cast<int64_t>(cycles);
+  if (host_ > cfg.host_time_limit) {
+    throw std::runtime_error("fake: host clock at " + std::to_string(host_.count()) +
+                             " ns, past Config::host_time_limit: a wait that does not end");
+  }
+}
+
 void FakeHal::wait_cycles(uint64_t cycles) {
   now_ += cycles;
+  advance_host(cycles);
   run();
+}
+
+void FakeHal::wait_for(std::chrono::nanoseconds d) {
+  if (d <= std::chrono::nanoseconds::zero()) return;
+  const auto cycles = static_cast<uint64_t>((d + kCycle - std::chrono::nanoseconds(1)) / kCycle);
+  wait_cycles(cycles);
 }
 
 void FakeHal::run() {
@@ -285,9 +350,20 @@ void FakeHal::run() {
   process_sq();
 }
 
+bool FakeHal::write_failed(uint64_t addr, size_t len) {
+  for (const auto& [lo, hi] : dma_write_errors) {
+    if (addr < hi && addr + len > lo) {
+      dma_wr_err_ = true;
+      return true;
+    }
+  }
+  return false;
+}
+
 void FakeHal::write_cqe(CqRingHw& cq, std::array<std::byte, 32>& img) {
   regs::put(img, regs::cqe::VALID, cq.pol);
-  dma_write(cq.base + uint64_t{cq.tail} * 32, img);
+  const uint64_t at = cq.base + uint64_t{cq.tail} * 32;
+  if (!write_failed(at, img.size())) dma_write(at, img);
   cq.tail = (cq.tail + 1) % cq.size();
   if (cq.tail == 0) cq.pol ^= 1;
 }
@@ -624,7 +700,8 @@ void FakeHal::pump_aeq() {
     PendingEvent ev = aeq_pending_.front();
     aeq_pending_.pop_front();
     regs::put(ev.img, regs::aeqe::VALID, aeq_.pol);
-    dma_write(aeq_.base + uint64_t{aeq_.tail} * 32, ev.img);
+    const uint64_t at = aeq_.base + uint64_t{aeq_.tail} * 32;
+    if (!write_failed(at, ev.img.size())) dma_write(at, ev.img);
     events_written.push_back(ev.img);
     aeq_.tail = (aeq_.tail + 1) % aeq_.size();
     if (aeq_.tail == 0) aeq_.pol ^= 1;

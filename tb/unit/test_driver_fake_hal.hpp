@@ -16,12 +16,19 @@
 // states a reject depends on (MPAREQ_RCVD, PEER_RESET, after the reject), terminal events
 // that free the cm_id only once written, auto-reject, CM_CONNS, CM_READY, the timer/TCP
 // registers with their reset values, ISN_KEY and the 0x300 statistics counters.
+//
+// Time: the device counts core cycles (now_cycles, CYCLE_LO/HI); the host has its own clock
+// (host_now), 4 ns per cycle of wait_cycles() or of wait_for(). The engines' own work moves
+// only the device's count. The cycle counter can be made to misbehave (Config::cycles) to show
+// that no driver wait depends on it.
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -124,7 +131,17 @@ class FakeHal : public hal::Device {
     bool sq_waits_for_aeq = true;
     /// CTRL.RESET never happens (an engine or a DMA that never finishes): it stays pending.
     bool reset_hangs = false;
+    /// What now_cycles() and CYCLE_LO/HI answer: the count (kRunning), a constant (kStuck: a
+    /// hung core, a wrong bitstream), or the count plus 2^32 on every second read (kTorn: the
+    /// two halves read by two threads across a CYCLE_LO wrap).
+    enum class Cycles : uint8_t { kRunning, kStuck, kTorn } cycles = Cycles::kRunning;
+    /// wait_cycles()/wait_for() throw std::runtime_error once the host clock passes this, and
+    /// register reads and now_cycles() once a million of them came without a wait in between:
+    /// a driver wait that never ends (or spins) fails the test instead of hanging it.
+    std::chrono::nanoseconds host_time_limit = std::chrono::seconds(1);
   };
+  static constexpr std::chrono::nanoseconds kCycle{4};  // host time per waited cycle (250 MHz)
+  static constexpr uint64_t kStuckCycles = 0x0000'0001'2345'6789ull;  // Cycles::kStuck
 
   FakeHal();
   explicit FakeHal(Config cfg);
@@ -136,7 +153,9 @@ class FakeHal : public hal::Device {
   void write_block(uint32_t offset, std::span<const uint32_t> words) override;
   Result<std::unique_ptr<hal::DmaBuffer>> alloc_dma(size_t bytes, size_t align) override;
   void wait_cycles(uint64_t cycles) override;
-  uint64_t now_cycles() override { return now_; }
+  uint64_t now_cycles() override;
+  std::chrono::nanoseconds host_now() override { return host_; }
+  void wait_for(std::chrono::nanoseconds d) override;
   const char* name() const override { return "fake"; }
 
   // ---- controls
@@ -145,6 +164,16 @@ class FakeHal : public hal::Device {
   int fail_alloc_after = -1;  // >= 0: that many allocations succeed, then kNoMemory
   /// Device reads overlapping [first, second) fail (an AXI error response).
   std::vector<std::pair<uint64_t, uint64_t>> dma_read_errors;
+  /// Completion and event writes overlapping [first, second) fail: the entry is lost, the
+  /// producer index moves on and STATUS.DMA_WR_ERR is set (sticky until CTRL.RESET).
+  std::vector<std::pair<uint64_t, uint64_t>> dma_write_errors;
+  /// CQ_HEAD writes are not taken (the CQ fills up: STATUS.CQ_FULL, the SQ engine waits).
+  bool freeze_cq_head = false;
+  /// QERR as read; a cause in SQ n's field makes SQ n ignore its doorbells until its SQ_SIZE
+  /// is written (which clears the field).
+  uint32_t qerr = 0;
+  /// Called with the offset of every register read, after it (a test can act at that moment).
+  std::function<void(uint32_t)> on_read;
   void run();  // let the engines do all they can now
   /// Writes a raw CQE (valid bit = current CQ polarity) at the CQ tail, as if the hardware
   /// had written it, e.g. a duplicate of an earlier one.
@@ -228,6 +257,7 @@ class FakeHal : public hal::Device {
     std::optional<uint32_t> frees;  // cm_id freed when this (terminal) event is written
   };
 
+  uint32_t read_reg(uint32_t offset);
   void process_sq();
   void process_cqp();
   void process_listener_op(std::span<const std::byte> wqe, bool create, uint16_t& major,
@@ -246,10 +276,19 @@ class FakeHal : public hal::Device {
   void after_reject(uint32_t cm_id, FakeNode& n);
   void bump(uint32_t stat_offset) { ++cm_stats[stat_offset]; }
   void write_cqe(CqRingHw& cq, std::array<std::byte, 32>& img);
-  void reset_state();  // what CTRL.RESET forgets
+  bool write_failed(uint64_t addr, size_t len);  // in dma_write_errors: sets DMA_WR_ERR
+  void reset_state();                            // what CTRL.RESET forgets
   static uint64_t base(const std::map<uint32_t, uint32_t>& r, uint32_t lo);
 
   uint64_t now_ = 0;
+  std::chrono::nanoseconds host_{0};
+  uint64_t cycle_reads_ = 0;
+  uint64_t reads_since_wait_ = 0;
+  void count_read();
+  uint32_t cycle_hi_latch_ = 0;
+  bool dma_wr_err_ = false;
+  bool sq_pending() const;
+  void advance_host(uint64_t cycles);
   uint64_t next_addr_ = 0x1'2345'0000ull;  // above 4 GiB: the HI base registers matter
   int allocs_ = 0;
   std::map<uint64_t, Buf*> bufs_;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,8 @@
 
 #include "bouncer/cm.hpp"
 #include "test_driver_fake_hal.hpp"
+
+using namespace std::chrono_literals;
 
 namespace bouncer {
 namespace {
@@ -455,7 +458,7 @@ TEST_F(PassiveCmTest, ListenWaitsForCmReady) {
   EXPECT_TRUE(hal.listeners[0]);
   hal.cfg.cm_ready_cycles = ~0ull;
   DeviceConfig quick;
-  quick.cqp_timeout_cycles = 300;
+  quick.cqp_timeout = 1200ns;
   open(quick);
   auto l = cm->listen(0, 1);
   ASSERT_FALSE(l);
@@ -616,25 +619,25 @@ TEST_F(PassiveCmTest, AeqHeadIsWrittenInBatchesAndBeforeWaiting) {
   EXPECT_EQ(count_writes(hal, r::AEQ_HEAD) - w0, 3u) << "no redundant writes";
   // wait_event: one event consumed, then the head goes back before any waiting.
   ASSERT_TRUE(hal.inject_connect_request(request(1, false, 1, 77)));
-  ASSERT_TRUE(cm->wait_event(1000));
-  const uint64_t t0 = hal.now_cycles();
-  auto none = cm->wait_event(500);
+  ASSERT_TRUE(cm->wait_event(4us));
+  const auto t0 = hal.host_now();
+  auto none = cm->wait_event(2us);
   ASSERT_FALSE(none);
   EXPECT_EQ(hal.last_write(r::AEQ_HEAD), 11u);
   EXPECT_EQ(dev->aeq_unflushed(), 0u);
-  EXPECT_GE(hal.now_cycles() - t0, 500u);
+  EXPECT_GE(hal.host_now() - t0, 2us);
 }
 
 TEST_F(PassiveCmTest, WaitEventTimesOut) {
   listen();
-  const uint64_t t0 = hal.now_cycles();
-  auto e = cm->wait_event(2000);
+  const auto t0 = hal.host_now();
+  auto e = cm->wait_event(8us);
   ASSERT_FALSE(e);
   EXPECT_EQ(e.error().code, Errc::kTimeout);
-  EXPECT_GE(hal.now_cycles() - t0, 2000u);
-  EXPECT_LE(hal.now_cycles() - t0, 2000u + dev->config().poll_interval_cycles);
+  EXPECT_GE(hal.host_now() - t0, 8us);
+  EXPECT_LE(hal.host_now() - t0, 8us + dev->config().poll_interval);
   ASSERT_TRUE(hal.inject_connect_request(request(2, true, 8)));
-  auto got = cm->wait_event(2000);
+  auto got = cm->wait_event(8us);
   ASSERT_TRUE(got) << got.error().message;
   EXPECT_TRUE(std::holds_alternative<ConnectRequest>(*got));
 }
@@ -1179,7 +1182,7 @@ TEST_F(PassiveCmTest, RejectKeepsTheAeqDrainedWhileItWaits) {
   EXPECT_EQ(first.cm_id, ids[0]);
   ASSERT_GT(hal.aeq_backlog(), 0u) << "the CM engine is stalled on the AEQ";
   RejectOptions o;
-  o.timeout_cycles = 20'000;
+  o.timeout = 80us;
   auto r = cm->reject(first.cm_id, {}, o);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(hal.aeq_backlog(), 0u);

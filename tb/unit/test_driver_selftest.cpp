@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -17,6 +18,8 @@
 #include "bouncer/device.hpp"
 #include "bouncer/selftest.hpp"
 #include "test_driver_fake_hal.hpp"
+
+using namespace std::chrono_literals;
 
 namespace bouncer {
 namespace {
@@ -123,13 +126,13 @@ class SelftestTest : public ::testing::Test {
  protected:
   void SetUp() override {
     DeviceConfig cfg;
-    cfg.cqp_timeout_cycles = 20'000;
+    cfg.cqp_timeout = 80us;
     auto d = Device::open(hal, cfg);
     ASSERT_TRUE(d) << d.error().message;
     dev = std::move(d).value();
   }
   Result<SelftestReport> run(SelftestOptions o = {}) {
-    o.timeout_cycles = 50'000;
+    o.timeout = 200us;
     o.settle_cycles = 1'000;
     return run_loopback_selftest(*dev, o);
   }

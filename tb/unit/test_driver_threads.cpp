@@ -10,6 +10,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <set>
 #include <string>
@@ -18,6 +19,8 @@
 
 #include "bouncer/device.hpp"
 #include "test_driver_fake_hal.hpp"
+
+using namespace std::chrono_literals;
 
 namespace bouncer {
 namespace {
@@ -53,7 +56,7 @@ TEST(DriverThreads, ConcurrentPostersAndEventPoller) {
   auto d = Device::open(hal, cfg);
   ASSERT_TRUE(d) << d.error().message;
   auto dev = std::move(d).value();
-  ASSERT_TRUE(dev->wait_cm_ready(100000));
+  ASSERT_TRUE(dev->wait_cm_ready(400us));
   for (uint32_t id = 0; id < kPosters * 8; ++id)
     ASSERT_TRUE(dev->cqp_write_context(id, host_ctx(id)));
   ListenerConfig l;
@@ -91,7 +94,7 @@ TEST(DriverThreads, ConcurrentPostersAndEventPoller) {
           ADD_FAILURE() << "post: " << idx.error().message;
           return;
         }
-        auto c = dev->wait_completion_for(*idx, 1'000'000);
+        auto c = dev->wait_completion_for(*idx, 4ms);
         if (!c || c->wr_id != w.wr_id || c->cm_id != w.cm_id || c->unexpected) {
           ++failures;
           ADD_FAILURE() << "thread " << t << " WQE " << i << ": "
@@ -125,7 +128,7 @@ TEST(DriverThreads, ConcurrentPostersAndEventPoller) {
         std::this_thread::yield();
         idx = dev->post_reject(w);
       }
-      auto c = idx ? dev->wait_completion_for(*idx, 1'000'000) : Result<Completion>(idx.error());
+      auto c = idx ? dev->wait_completion_for(*idx, 4ms) : Result<Completion>(idx.error());
       if (!c || !c->ok() || c->wr_id != w.wr_id) {
         ++failures;
         ADD_FAILURE() << "event reject " << e->cm_id << ": "
@@ -162,7 +165,7 @@ TEST(DriverThreads, PostersOnDifferentSqs) {
   ASSERT_TRUE(d) << d.error().message;
   auto dev = std::move(d).value();
   ASSERT_EQ(dev->num_sq(), kSqs);
-  ASSERT_TRUE(dev->wait_cm_ready(100000));
+  ASSERT_TRUE(dev->wait_cm_ready(400us));
   for (uint32_t id = 0; id < kSqs * 8; ++id) ASSERT_TRUE(dev->cqp_write_context(id, host_ctx(id)));
   ListenerConfig l;
   l.index = 1;
@@ -186,7 +189,7 @@ TEST(DriverThreads, PostersOnDifferentSqs) {
       auto reap = [&] {
         auto [idx, w] = inflight.front();
         inflight.pop_front();
-        auto c = dev->wait_completion_for(t, idx, 1'000'000);
+        auto c = dev->wait_completion_for(t, idx, 4ms);
         if (!c || c->sq != t || c->wqe_idx != idx || c->wr_id != w.wr_id || c->cm_id != w.cm_id ||
             c->unexpected) {
           ++failures;
@@ -247,8 +250,7 @@ TEST(DriverThreads, PostersOnDifferentSqs) {
         std::this_thread::yield();
         idx = dev->post_reject(w);
       }
-      auto c =
-          idx ? dev->wait_completion_for(w.sq, *idx, 1'000'000) : Result<Completion>(idx.error());
+      auto c = idx ? dev->wait_completion_for(w.sq, *idx, 4ms) : Result<Completion>(idx.error());
       if (!c || !c->ok() || c->wr_id != w.wr_id || c->sq != w.sq) {
         ++failures;
         ADD_FAILURE() << "event reject " << e->cm_id << ": "

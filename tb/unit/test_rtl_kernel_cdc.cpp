@@ -28,6 +28,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -730,6 +731,13 @@ class KernelHal final : public bouncer::hal::Device {
   }
   void wait_cycles(uint64_t cycles) override { k_.run_ap_cycles(cycles); }
   uint64_t now_cycles() override { return k_.ap_cycles(); }
+  // The host lives in simulated time: 4 ns per ap_clk cycle (the driver's deadlines).
+  std::chrono::nanoseconds host_now() override {
+    return std::chrono::nanoseconds(4 * static_cast<int64_t>(k_.ap_cycles()));
+  }
+  void wait_for(std::chrono::nanoseconds d) override {
+    if (d.count() > 0) k_.run_ap_cycles(static_cast<uint64_t>((d.count() + 3) / 4));
+  }
   const char* name() const override { return "kernel-model"; }
 
  private:
@@ -762,7 +770,7 @@ TEST(KernelCdc, LoopbackSelftestThroughKernel) {
     cfg.isn_key = std::array<uint32_t, 4>{1, 2, 3, 4};
     auto dev = bouncer::Device::open(hal, cfg);
     ASSERT_TRUE(dev.ok()) << dev.error().message;
-    ASSERT_TRUE((*dev)->wait_cm_ready(100'000).ok());
+    ASSERT_TRUE((*dev)->wait_cm_ready(std::chrono::microseconds(400)).ok());
 
     // a SYN arriving while the loop is on is discarded whole, nothing leaves
     k.write(reg::CTRL, kLoop);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -46,7 +47,8 @@ struct RejectOptions {
   /// nothing, more wraps). docs/reject-frame.md.
   bool unsafe_wire_pd = false;
   uint64_t wr_id = 0;
-  uint64_t timeout_cycles = 2'000'000;  // reject(): how long to wait for the completion
+  /// reject(): how long to wait for the completion, in host time (as librdmacm's waits).
+  std::chrono::nanoseconds timeout = std::chrono::milliseconds(8);
 };
 
 /// Converts an error completion into an Error (kHardware, with the codes) naming cm_id.
@@ -194,8 +196,9 @@ class Cm {
   /// terminal events of rejected nodes, see reject()) are consumed on the way. When the AEQ
   /// is empty, AEQ_HEAD is written back before returning nullopt.
   Result<std::optional<Event>> poll_event();
-  /// poll_event() until an event arrives; Errc::kTimeout after `timeout_cycles`.
-  Result<Event> wait_event(uint64_t timeout_cycles);
+  /// poll_event() until an event arrives; Errc::kTimeout after `timeout` of host time (the
+  /// message names the AEQ indices and the STATUS/QERR bits set).
+  Result<Event> wait_event(std::chrono::nanoseconds timeout);
 
   /// Driver bookkeeping of the passive CM (tests, diagnostics).
   CmStats stats() const;
@@ -238,10 +241,17 @@ class Cm {
   /// DMA/*), the node would stay allocated: the driver then rejects it once more with no PD
   /// and fin_policy ABORT (reject + RST, what irdma's irdma_send_reset does) and still
   /// returns the first error.
+  ///
+  /// When the completion does not come within opts.timeout (kTimeout, or kQueueError when the
+  /// SQ is in queue error), the reject stays posted but the caller no longer waits for it: the
+  /// WQE is abandoned (Device::abandon), so its completion, if it comes (or reset_sq() flushes
+  /// it), frees its slot at once and is consumed by the driver (the cm_id's bookkeeping
+  /// follows it, as above; poll() never hands it out). A synchronous caller that never polls
+  /// therefore cannot wedge the SQ with late completions.
   Result<Completion> reject(uint32_t cm_id, std::span<const std::byte> pd, RejectOptions opts = {});
 
   /// Non-blocking reject for pipelined use: same validation, returns the wqe_idx within SQ
-  /// opts.sq. Collect the completion with poll() or wait(). opts.timeout_cycles is not used.
+  /// opts.sq. Collect the completion with poll() or wait(). opts.timeout is not used.
   Result<uint16_t> post_reject(uint32_t cm_id, std::span<const std::byte> pd,
                                const RejectOptions& opts = {});
   /// Next SQ completion, if any (Device::poll_cq). Completions of the driver's internal
@@ -250,10 +260,11 @@ class Cm {
   /// Waits for the completion of wqe_idx (others are kept for poll()). Like reject(), it
   /// keeps the AEQ drained meanwhile (the hardware's CM engine, which sends the reject, waits
   /// while the AEQ is full); events read then are handed out by poll_event() in order.
-  Result<Completion> wait(unsigned sq, uint16_t wqe_idx, uint64_t timeout_cycles);
+  /// kTimeout after `timeout` of host time: the WQE stays posted (wait again or poll()).
+  Result<Completion> wait(unsigned sq, uint16_t wqe_idx, std::chrono::nanoseconds timeout);
   /// SQ 0.
-  Result<Completion> wait(uint16_t wqe_idx, uint64_t timeout_cycles) {
-    return wait(0u, wqe_idx, timeout_cycles);
+  Result<Completion> wait(uint16_t wqe_idx, std::chrono::nanoseconds timeout) {
+    return wait(0u, wqe_idx, timeout);
   }
 
  private:
@@ -291,7 +302,9 @@ class Cm {
   /// Updates the node a completion belongs to; true when it is internal (not handed out).
   bool on_completion(const Completion& c);
   void cleanup(uint32_t cm_id, Node& n, unsigned sq);
-  Result<Completion> wait_draining(unsigned sq, uint16_t wqe_idx, uint64_t timeout_cycles);
+  Result<Completion> wait_draining(unsigned sq, uint16_t wqe_idx, std::chrono::nanoseconds timeout);
+  /// Settles the nodes of abandoned rejects whose completions arrived (Device::poll_abandoned).
+  void collect_abandoned();
   static uint32_t wqe_key(unsigned sq, uint16_t wqe_idx) { return sq << 16 | wqe_idx; }
   void drain_aeq();
   void count_terminal(uint32_t cm_id, regs::AeqEvent code);

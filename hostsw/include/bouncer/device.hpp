@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -70,11 +71,16 @@ struct DeviceConfig {
   uint32_t cq_entries = 64;
   uint32_t cqp_entries = 16;
   uint32_t ccq_entries = 16;
-  uint64_t poll_interval_cycles = 32;       // wait_cycles() between looks at a CQ
-  uint64_t cqp_timeout_cycles = 1'000'000;  // per control command
+  // Every driver wait is measured on the host's clock (hal::Device::host_now), never on the
+  // core's cycle counter: a hung or reset core cannot stretch or shorten it.
+  /// Host time between two looks at a ring while a wait polls (hal::Device::wait_for). The
+  /// default is 32 core cycles at 250 MHz. At least 1 ns.
+  std::chrono::nanoseconds poll_interval{128};
+  /// Bound of each control command (CQP post to CCQE), and of reset_sq()/reset_cqp().
+  std::chrono::nanoseconds cqp_timeout = std::chrono::milliseconds(4);
   /// open() and close(): how long the core may take to carry out CTRL.RESET (it waits for the
   /// engines and DMA to finish, then sweeps its tables: 2**CTX_LOG2 cycles).
-  uint64_t reset_timeout_cycles = 2'000'000;
+  std::chrono::nanoseconds reset_timeout = std::chrono::milliseconds(8);
   // ---- passive CM
   uint32_t aeq_entries = 256;  // event ring, power of two in [4, 32768]
   /// AEQ_HEAD is written after this many consumed events, and whenever the AEQ is found
@@ -87,7 +93,8 @@ struct DeviceConfig {
   std::optional<TcpConfig> tcp;       // idem
   /// DMA_TIMEOUT, the DMA read watchdog in core cycles (written before enabling): a read that
   /// makes no progress this long completes its WQE with DMA/DMA_WQE, DMA_PD or DMA_CTX and
-  /// counts STAT_DMA_TIMEOUT. 0 turns it off. Default: the reset value, 1 ms at 250 MHz.
+  /// counts STAT_DMA_TIMEOUT. 0 turns it off. Default: the reset value, 1 ms at 250 MHz. A
+  /// register of the core, counted by the core's clock (not a wait of the driver).
   uint32_t dma_timeout_cycles = 250'000;
 };
 
@@ -262,6 +269,11 @@ struct DeviceStats {
   uint64_t unexpected_ccqes = 0;  // CCQEs that matched no outstanding control WQE
   uint64_t aeq_consumed = 0;      // AEQEs taken off the event ring
   uint64_t aeq_head_writes = 0;   // AEQ_HEAD register writes
+  uint64_t sq_abandoned = 0;      // SQ WQEs given up by Device::abandon()
+  /// Completions of abandoned WQEs that arrived (or were flushed) afterwards: their slots went
+  /// back to the ring at once, the completions to poll_abandoned().
+  uint64_t abandoned_completed = 0;
+  uint64_t abandoned_dropped = 0;  // ... of which poll_abandoned() had no room to keep
 };
 
 /// Names of the completion codes ("CTX", "NO_CONTEXT"; "?" when unknown).
@@ -285,7 +297,7 @@ class Device {
   /// Checks ID and VERSION, reads CAPS, then takes the device over whatever state a previous
   /// owner left it in (a crashed process may have left it enabled, with listeners, connections,
   /// templates and rings pointing at memory it no longer owns): CTRL = RESET with ENABLE 0,
-  /// and a wait (bounded by reset_timeout_cycles) until the core has carried the reset out,
+  /// and a wait (bounded by reset_timeout) until the core has carried the reset out,
   /// which it does only once nothing is in flight. Then it allocates and programs the rings
   /// (num_sq SQs, CQ, CQP, CCQ), the event ring (AEQ) and the PD area (2**CTX_LOG2 slots of
   /// 512 bytes), zeroes CQ_HEAD/CCQ_HEAD/AEQ_HEAD, writes ISN_KEY (and the timer and TCP
@@ -293,6 +305,7 @@ class Device {
   /// STATUS.CM_READY (the engines do; see wait_cm_ready). `hal` must outlive the Device.
   /// kTimeout when the reset cannot happen (an engine or a DMA never finishes; the message
   /// names the STATUS bits): reprogram or reset the card (docs/operations.md).
+  /// kInvalidArgument for a bad configuration (ring sizes, num_sq, a negative timeout).
   static Result<std::unique_ptr<Device>> open(hal::Device& hal, DeviceConfig cfg = {});
   /// Stops the device so that it provably no longer touches this Device's host memory:
   /// CTRL = RESET (every connection, listener and queue forgotten; see open()), and a wait for
@@ -342,8 +355,9 @@ class Device {
   uint32_t cm_conns();
   /// STATUS.CM_READY: the connection table and timer RAM finished their reset sweep.
   bool cm_ready();
-  /// Polls STATUS.CM_READY; kTimeout after `timeout_cycles`.
-  Result<void> wait_cm_ready(uint64_t timeout_cycles);
+  /// Polls STATUS.CM_READY; kTimeout after `timeout` of host time (the message names the
+  /// STATUS and QERR bits set).
+  Result<void> wait_cm_ready(std::chrono::nanoseconds timeout);
   /// Every STAT_* register (0x200.. and 0x300..), in address order, by name.
   std::vector<StatValue> read_stats();
   /// The names and offsets read_stats() reads.
@@ -379,14 +393,18 @@ class Device {
   Result<uint16_t> post_nop(uint64_t wr_id = 0, bool push = false, unsigned sq = 0);
   /// The next completion, or nullopt. Consumes the CQE and writes CQ_HEAD.
   std::optional<Completion> poll_cq();
-  /// poll_cq() until something arrives; kTimeout after `timeout_cycles`.
-  Result<Completion> wait_completion(uint64_t timeout_cycles);
+  /// poll_cq() until something arrives; kTimeout after `timeout` of host time.
+  Result<Completion> wait_completion(std::chrono::nanoseconds timeout);
   /// Waits for the completion of one WQE (SQ `sq`, wqe_idx); completions of other WQEs seen
   /// meanwhile are kept and handed out by later poll_cq()/wait_completion() calls, in order.
-  Result<Completion> wait_completion_for(unsigned sq, uint16_t wqe_idx, uint64_t timeout_cycles);
+  /// kTimeout after `timeout` of host time (completion_timeout()): the WQE stays posted and
+  /// its slot reserved, so wait again, collect it with poll_cq(), or give it up with
+  /// abandon(). kQueueError when the SQ is in queue error (reset_sq()).
+  Result<Completion> wait_completion_for(unsigned sq, uint16_t wqe_idx,
+                                         std::chrono::nanoseconds timeout);
   /// SQ 0.
-  Result<Completion> wait_completion_for(uint16_t wqe_idx, uint64_t timeout_cycles) {
-    return wait_completion_for(0u, wqe_idx, timeout_cycles);
+  Result<Completion> wait_completion_for(uint16_t wqe_idx, std::chrono::nanoseconds timeout) {
+    return wait_completion_for(0u, wqe_idx, timeout);
   }
   /// One look for the completion of (sq, wqe_idx) (nullopt: not yet), keeping the others as
   /// wait_completion_for() does. kInvalidArgument if nothing is outstanding there.
@@ -394,11 +412,27 @@ class Device {
   Result<std::optional<Completion>> poll_completion_for(uint16_t wqe_idx) {
     return poll_completion_for(0u, wqe_idx);
   }
-  /// The kTimeout error wait_completion_for() returns (reads the SQ's CI and CQ_TAIL).
-  Error completion_timeout(unsigned sq, uint16_t wqe_idx, uint64_t timeout_cycles);
-  Error completion_timeout(uint16_t wqe_idx, uint64_t timeout_cycles) {
-    return completion_timeout(0u, wqe_idx, timeout_cycles);
+  /// The error wait_completion_for() returns when `timeout` has passed: kQueueError when the
+  /// SQ is in queue error, else kTimeout naming what the device shows (the SQ's CI and PI and
+  /// whether the engine is done with the WQE, the CQ indices, the STATUS and QERR bits set
+  /// and what each means for this wait). wait_completion_for() adds what the caller can do.
+  Error completion_timeout(unsigned sq, uint16_t wqe_idx, std::chrono::nanoseconds timeout);
+  Error completion_timeout(uint16_t wqe_idx, std::chrono::nanoseconds timeout) {
+    return completion_timeout(0u, wqe_idx, timeout);
   }
+  /// Gives up waiting for the completion of (sq, wqe_idx), e.g. after a timed-out synchronous
+  /// wait: when it arrives (or reset_sq() flushes it), its slot goes back to the ring at
+  /// once and the completion goes to poll_abandoned() instead of poll_cq() and the waits. A
+  /// completion already reaped and not yet handed out is moved there now. kInvalidArgument
+  /// when nothing is outstanding there.
+  Result<void> abandon(unsigned sq, uint16_t wqe_idx);
+  /// The next completion of an abandoned WQE, oldest first (at most num_sq * sq_entries are
+  /// kept; older ones are dropped and counted in DeviceStats::abandoned_dropped).
+  std::optional<Completion> poll_abandoned();
+  /// What the device shows, for error messages: "STATUS 0x0C4: CQ_FULL (...), ...; QERR 0" with
+  /// what each bit means, CTRL.ENABLE when it is 0, or that reads return all ones (no device
+  /// answering). Three register reads.
+  std::string state_text();
   /// SQ WQEs posted whose completion has not been polled yet, all SQs / one SQ.
   uint32_t sq_outstanding() const { return sq_outstanding_; }
   uint32_t sq_outstanding(unsigned sq) const;
@@ -417,12 +451,19 @@ class Device {
   };
   /// Reads QERR (all ones, no device answering, reads as no error).
   QueueError queue_error();
-  /// Resets SQ `sq` after a queue error (or at any time with nothing in flight on it): waits
-  /// for STATUS.SQ_BUSY to clear (kTimeout after cqp_timeout_cycles), writes that SQ's SQ_SIZE
-  /// (the hardware takes it back to index 0, polarity 1, and clears QERR.SQn; the other SQs
-  /// are not touched), zeroes the ring, and completes every WQE still outstanding on it with
-  /// DRV/FLUSHED (Completion::sq = sq), handed out by poll_cq() and the waits like any
-  /// completion. Returns how many were flushed. kInvalidArgument when sq >= num_sq.
+  /// Resets SQ `sq` after a queue error (or at any time). First it waits until the hardware
+  /// is done with every WQE of that SQ it accepted: its SQ_CI has reached its SQ_PI (the
+  /// engine moves CI past a WQE only once the WQE's CQE is written, and a queue error only
+  /// stops new doorbells, so the WQEs accepted before it still run). Meanwhile it keeps
+  /// reaping the CQ (so a full CQ cannot stop the engine) and the other SQs keep working;
+  /// kTimeout after cqp_timeout, naming what the device shows (an engine that waits for the
+  /// AEQ or a DMA), with the SQ not reset. Then it reaps the CQEs written, writes that SQ's
+  /// SQ_SIZE (the hardware takes it back to index 0, polarity 1, and clears QERR.SQn; the
+  /// other SQs are not touched), zeroes the ring, and completes every WQE still outstanding
+  /// on it with DRV/FLUSHED (Completion::sq = sq), handed out by poll_cq() and the waits like
+  /// any completion: the WQEs the hardware never accepted (posted while the SQ was in queue
+  /// error), and any whose CQE write was lost (STATUS.DMA_WR_ERR). Returns how many were
+  /// flushed. kInvalidArgument when sq >= num_sq.
   Result<uint32_t> reset_sq(unsigned sq = 0);
   /// The same for the CQP: clears QERR.CQP, zeroes the ring. Commands are synchronous, so
   /// nothing is outstanding to flush.
@@ -454,9 +495,11 @@ class Device {
   // An SQ slot is reserved from post until its completion has been handed to a caller: a
   // completion reaped by one thread and stashed for another keeps its wqe_idx (and its PD
   // pool buffer) until that thread collects it, so no later WQE can take the same index.
+  // An abandoned slot is released as soon as its completion is reaped or flushed.
   struct SqSlot {
-    bool busy = false;    // reserved (posted, or completed but not handed out yet)
-    bool reaped = false;  // its CQE has been reaped (it waits in stash_ or is being returned)
+    bool busy = false;       // reserved (posted, or completed but not handed out yet)
+    bool reaped = false;     // its CQE has been reaped (it waits in stash_ or is being returned)
+    bool abandoned = false;  // abandon(): its completion goes to abandoned_
     bool push = false;
     uint64_t wr_id = 0;
     uint32_t cm_id = 0;
@@ -500,6 +543,10 @@ class Device {
   uint32_t read_qerr();
   // Releases the slot of a completion given to a caller and moves the SQ tail past it.
   Completion handed_out(const Completion& c);
+  // Keeps the completion of an abandoned slot for poll_abandoned() and releases the slot.
+  void retire_abandoned(const Completion& c);
+  // The kRingFull error of SQ `sq`: what holds the slot at its head.
+  Error ring_full(unsigned sq);
   Result<uint16_t> cqp_post(uint8_t opcode, uint32_t cm_id, std::span<const std::byte> ctx_image);
   Result<uint16_t> cqp_submit(uint8_t opcode, std::span<std::byte> image);
   uint16_t cqp_write_and_ring(queues::WqeSlot slot, uint8_t opcode, std::span<std::byte> image);
@@ -527,7 +574,8 @@ class Device {
   std::vector<std::unique_ptr<hal::DmaBuffer>> retired_tmpl_;
   bool closed_ = false;  // close() ran: the core was reset (or the memory abandoned)
   std::vector<CqpSlot> cqp_slots_;
-  std::deque<Completion> stash_;  // reaped but not handed out yet
+  std::deque<Completion> stash_;      // reaped but not handed out yet
+  std::deque<Completion> abandoned_;  // completions of abandoned WQEs (poll_abandoned)
   uint32_t sq_outstanding_ = 0;
   uint64_t next_scratch_ = 1;
   mutable std::recursive_mutex mu_;  // see the class comment

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -44,7 +45,7 @@ struct ProbeBenchConfig {
   std::vector<unsigned> sqs{1};
   unsigned samples = 32;  // rejects per point (at least 2 x outstanding)
   bool loopback = false;  // CTRL.LOOPBACK during the run (restored afterwards)
-  uint64_t point_timeout_cycles = 20'000'000;
+  std::chrono::nanoseconds point_timeout = std::chrono::milliseconds(80);  // host time per point
   // Stamped into the records (the probes count cycles; these only label them).
   uint64_t mem_latency = 0;  // the co-simulation's host-memory latency; 0 on a card
 };

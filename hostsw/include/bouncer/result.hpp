@@ -2,6 +2,7 @@
 // A small std::expected-style result type for the driver API: no exceptions cross it.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -67,5 +68,9 @@ class [[nodiscard]] Result<void> {
 };
 
 inline Error make_error(Errc code, std::string msg) { return Error{code, std::move(msg)}; }
+
+/// A duration for messages, in the largest unit that keeps it exact up to three decimals:
+/// "8 ms", "120 us", "1.5 s", "128 ns".
+std::string format_duration(std::chrono::nanoseconds d);
 
 }  // namespace bouncer

@@ -19,6 +19,7 @@
 // invalidated, the listener destroyed and CTRL restored with LOOPBACK = 0, on every path.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,9 +33,10 @@ namespace bouncer {
 struct SelftestOptions {
   /// Listener-table entry the test borrows; unset: the highest one the driver has not used.
   std::optional<unsigned> listener;
-  /// Bound of each wait (a completion, the looped frames), in core cycles.
-  uint64_t timeout_cycles = 2'000'000;
-  /// After the expected frames are in: how long to keep watching for frames nobody expected.
+  /// Bound of each wait (a completion, the looped frames), in host time.
+  std::chrono::nanoseconds timeout = std::chrono::milliseconds(8);
+  /// After the expected frames are in: how long to let the device run (core cycles) while
+  /// watching for frames nobody expected.
   uint64_t settle_cycles = 20'000;
 };
 

@@ -67,8 +67,13 @@ class XrtDevice final : public hal::Device {
   Result<std::unique_ptr<hal::DmaBuffer>> alloc_dma(size_t bytes, size_t align) override;
   /// Sleeps cycles / kernel clock (short waits spin on the steady clock).
   void wait_cycles(uint64_t cycles) override;
-  /// The kernel's CYCLE_LO/CYCLE_HI counter.
+  /// The kernel's CYCLE_LO/CYCLE_HI counter (one pair of reads at a time: reading CYCLE_LO
+  /// latches CYCLE_HI). Diagnostics only; the driver's deadlines use host_now().
   uint64_t now_cycles() override;
+  /// std::chrono::steady_clock.
+  std::chrono::nanoseconds host_now() override;
+  /// Sleeps `d` (short waits spin on the steady clock).
+  void wait_for(std::chrono::nanoseconds d) override;
   const char* name() const override { return "xrt"; }
 
   const XrtInfo& info() const;
