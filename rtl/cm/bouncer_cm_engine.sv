@@ -309,7 +309,10 @@ module bouncer_cm_engine #(
     E_REJ_LOAD, E_REJ_DMA_CMD, E_REJ_DMA_DATA, E_REJ_START, E_REJ_WAIT,
     E_CTRL_B, E_EVT, E_CT_DEL, E_CT_DEL_WAIT, E_FREE, E_CTX_WR, E_TMR, E_HRSP
   } state_t;
-  state_t state_q;
+  // one-hot: every next-state condition is then an AND of one state flop with its inputs, not
+  // a decode of the 6-bit code in front of a wide mux (the engine's next state was the
+  // deepest path in the 250 MHz budget)
+  (* fsm_encoding = "one-hot" *) state_t state_q;
 
   typedef enum logic [1:0] { J_RX, J_HOST, J_TMR } job_t;
   job_t job_q;
