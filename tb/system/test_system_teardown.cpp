@@ -104,8 +104,10 @@ TEST_P(SystemTeardown, CloseNeverLetsTheDeviceTouchFreedMemory) {
 TEST_P(SystemTeardown, OpenAfterACrashStartsClean) {
   sim::Platform plat(platform_config(GetParam(), /*pcap=*/false));
   plat.run([&](bouncer::hal::Device& hal) {
-    static std::vector<Device*> crashed_devs;  // never destroyed: their owner "crashed"
-    static std::vector<Cm*> crashed_cms;
+    // Never destroyed: their owner "crashed". Held through a pointer that outlives static
+    // destructors so that LeakSanitizer still sees them reachable at exit.
+    static auto* crashed_devs = new std::vector<Device*>;
+    static auto* crashed_cms = new std::vector<Cm*>;
     std::vector<size_t> held_peers;
     {
       auto dev = Device::open(hal, device_config());
@@ -127,8 +129,8 @@ TEST_P(SystemTeardown, OpenAfterACrashStartsClean) {
         ASSERT_TRUE(sc.pump([&] { return cm->stats().nodes_held == 3; }, 400'000));
       }
       EXPECT_EQ((*dev)->cm_conns(), 3u);
-      crashed_devs.push_back(std::move(dev).value().release());
-      crashed_cms.push_back(cm.release());
+      crashed_devs->push_back(std::move(dev).value().release());
+      crashed_cms->push_back(cm.release());
     }
     hal.wait_cycles(500);
 

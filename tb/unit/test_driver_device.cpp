@@ -163,8 +163,10 @@ TEST_F(DeviceTest, OpenTakesOverADeviceLeftDirty) {
   hal.listeners[2] = testing::FakeListener{};
   hal.nodes[5] = testing::FakeNode{};
   hal.write32(r::CTRL, regs::field::CTRL::ENABLE.put(1));
-  static std::vector<Device*> crashed;  // never destroyed: its owner "crashed"
-  crashed.push_back(dev.release());
+  // Never destroyed: its owner "crashed". Held through a pointer that outlives static
+  // destructors so that LeakSanitizer still sees it reachable at exit.
+  static auto* crashed = new std::vector<Device*>;
+  crashed->push_back(dev.release());
   open();
   EXPECT_EQ(hal.resets(), 2u);
   EXPECT_FALSE(hal.listeners[2].has_value());
