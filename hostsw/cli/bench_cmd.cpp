@@ -5,12 +5,15 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
 #include "bouncer/sim/platform.hpp"
+#include "output_file.hpp"
 
 namespace bouncer::cli {
 
@@ -121,8 +124,10 @@ int run_bench_on(Device& dev, const BenchOptions& o, const ProbeBenchConfig& cfg
   if (!o.out.empty()) {
     std::ofstream f(o.out);
     f << probe_bench_jsonl(*recs);
-    if (!f) {
-      fmt::print(stderr, "{}: cannot write {}\n", who, o.out);
+    f.close();
+    if (!f) {  // a full disk shows here
+      fmt::print(stderr, "{}: --out {}: writing the records failed: {}\n", who, o.out,
+                 std::strerror(errno));
       return 1;
     }
     fmt::print("{} records -> {}\n", recs->size(), o.out);
@@ -136,6 +141,10 @@ int run_sim_bench(const BenchOptions& o) {
     cfg = bench_config(o);
   } catch (const CLI::Error& e) {
     fmt::print(stderr, "bouncer bench: {}\n", e.what());
+    return 2;
+  }
+  if (auto e = check_output_file("--out", o.out)) {
+    fmt::print(stderr, "bouncer bench: {}\n", *e);
     return 2;
   }
   cfg.mem_latency = o.mem_latency;

@@ -11,6 +11,7 @@
 #include "bouncer/device.hpp"
 #include "bouncer/selftest.hpp"
 #include "bouncer/xrt_device.hpp"
+#include "output_file.hpp"
 
 namespace bouncer::cli {
 
@@ -85,6 +86,10 @@ int run_bench(const CardOptions& o) {
     cfg = bench_config(o.bench_opts);
   } catch (const CLI::Error& e) {
     fmt::print(stderr, "bouncer card bench: {}\n", e.what());
+    return kExitCannotRun;
+  }
+  if (auto e = check_output_file("--out", o.bench_opts.out)) {
+    fmt::print(stderr, "bouncer card bench: {}\n", *e);
     return kExitCannotRun;
   }
   cfg.loopback = true;  // nothing leaves the card: the rejects are dropped at its own RX

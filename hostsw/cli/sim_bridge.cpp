@@ -259,6 +259,10 @@ int run_bridge_mode(const SimOptions& o) {
           b.foreign, cycles, wall(), wall() > 0 ? static_cast<double>(cycles) / wall() : 0.0,
           counters));
     });
+    if (const std::string err = platform.finish_pcap(); !err.empty()) {
+      fmt::print(stderr, "bouncer sim: --pcap: {}\n", err);
+      rc = 1;
+    }
   } catch (const std::exception& e) {
     fmt::print(stderr, "bouncer sim: simulation failed: {}\n", e.what());
     return 3;

@@ -16,6 +16,7 @@
 #include "bouncer/cm.hpp"
 #include "bouncer/device.hpp"
 #include "bouncer/sim/platform.hpp"
+#include "output_file.hpp"
 
 namespace bouncer::cli {
 
@@ -106,14 +107,12 @@ regs::AutoReject auto_reject_of(const std::string& s) {
   return regs::AutoReject::OFF;
 }
 
-bool prepare_pcap_dir(const SimOptions& o) {
-  if (o.pcap.empty()) return true;
-  std::error_code ec;
-  const auto dir = std::filesystem::path(o.pcap).parent_path();
-  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    fmt::print(stderr, "bouncer sim: cannot create {}: {}\n", dir.string(), ec.message());
-    return false;
+bool prepare_outputs(const SimOptions& o) {
+  for (const auto& [opt, path] : {std::pair{"--pcap", o.pcap}, std::pair{"--fst", o.fst}}) {
+    if (auto e = check_output_file(opt, path)) {
+      fmt::print(stderr, "bouncer sim: {}\n", *e);
+      return false;
+    }
   }
   return true;
 }
@@ -276,7 +275,7 @@ int run_sim(const SimOptions& opts) {
     fmt::print(stderr, "bouncer sim: {}\n", *e);
     return 2;
   }
-  if (!prepare_pcap_dir(o)) return 1;
+  if (!prepare_outputs(o)) return 2;
   if (o.mode == "bridge") return run_bridge_mode(o);
   return o.mode == "context" ? run_context_mode(o) : run_peer_mode(o);
 }
@@ -387,7 +386,12 @@ int run_context_mode(const SimOptions& o) {
     fmt::print("TX frames: {} ({} of {} end with exactly the private data posted)\n",
                platform.tx_frames().size(), t.pd_ok, t.ok);
     if (platform.tx_frames().size() != t.ok) rc = 1;  // a frame nobody asked for, or one missing
-    if (!o.pcap.empty()) fmt::print("pcap: {}\n", o.pcap);
+    if (const std::string err = platform.finish_pcap(); !err.empty()) {
+      fmt::print(stderr, "bouncer sim: --pcap: {}\n", err);
+      rc = 1;
+    } else if (!o.pcap.empty()) {
+      fmt::print("pcap: {}\n", o.pcap);
+    }
     if (!o.fst.empty()) fmt::print("waveform: {}\n", o.fst);
   } catch (const std::exception& e) {
     fmt::print(stderr, "bouncer sim: simulation failed: {}\n", e.what());

@@ -88,7 +88,8 @@ std::string ip_str(uint32_t ip);
 /// --fin-policy siw|irdma|abort and --auto-reject off|all|backlog|ird-ord as register enums.
 regs::FinPolicy fin_policy_of(const std::string& s);
 regs::AutoReject auto_reject_of(const std::string& s);
-/// Creates the pcap's directory. false (with a message) if that fails.
-bool prepare_pcap_dir(const SimOptions& o);
+/// Checks that --pcap and --fst can be written (creating their directories). false, with a
+/// message naming the option, the path and the reason, if not.
+bool prepare_outputs(const SimOptions& o);
 
 }  // namespace bouncer::cli

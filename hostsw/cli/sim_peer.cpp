@@ -428,6 +428,7 @@ int run_peer_mode(const SimOptions& o) {
     }
     fmt::print("\nsimulated {} cycles in {:.3f} s wall: {:.0f} cycles/s\n", cycles, wall,
                wall > 0 ? static_cast<double>(cycles) / wall : 0.0);
+    const std::string pcap_err = platform.finish_pcap();
     if (!o.pcap.empty()) fmt::print("pcap (both directions): {}\n", o.pcap);
     if (!o.fst.empty()) fmt::print("waveform: {}\n", o.fst);
 
@@ -446,6 +447,7 @@ int run_peer_mode(const SimOptions& o) {
     check(
         cm_stats.unexpected_events == 0 && cm_stats.missing_terminal == 0 && unknown_requests == 0,
         "no unexpected events");
+    if (!pcap_err.empty()) check(false, pcap_err);
   } catch (const std::exception& e) {
     fmt::print(stderr, "bouncer sim: simulation failed: {}\n", e.what());
     return 3;

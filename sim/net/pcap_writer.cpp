@@ -4,7 +4,10 @@
 #include <pcap/pcap.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -17,7 +20,8 @@ namespace {
 constexpr int kSnapLen = 65535;
 }
 
-PcapWriter::PcapWriter(const std::string& path, double clock_mhz) : clock_mhz_(clock_mhz) {
+PcapWriter::PcapWriter(const std::string& path, double clock_mhz)
+    : clock_mhz_(clock_mhz), path_(path) {
   pcap_ = pcap_open_dead(DLT_EN10MB, kSnapLen);
   if (pcap_ == nullptr) throw std::runtime_error("pcap_open_dead failed");
   dumper_ = pcap_dump_open(pcap_, path.c_str());
@@ -29,13 +33,13 @@ PcapWriter::PcapWriter(const std::string& path, double clock_mhz) : clock_mhz_(c
 }
 
 PcapWriter::~PcapWriter() {
-  if (dumper_ != nullptr) pcap_dump_close(dumper_);
+  if (dumper_ != nullptr) pcap_dump_close(dumper_);  // already flushed: nothing left to fail
   if (pcap_ != nullptr) pcap_close(pcap_);
 }
 
 void PcapWriter::write(std::span<const uint8_t> frame, uint64_t cycle) {
   dump(frame, cycle);
-  pcap_dump_flush(dumper_);
+  flush_checked();
 }
 
 void PcapWriter::enqueue(std::vector<uint8_t> frame, uint64_t cycle) {
@@ -51,7 +55,7 @@ void PcapWriter::release(uint64_t horizon) {
     held_.pop_back();
     wrote = true;
   }
-  if (wrote) pcap_dump_flush(dumper_);
+  if (wrote) flush_checked();
 }
 
 void PcapWriter::dump(std::span<const uint8_t> frame, uint64_t cycle) {
@@ -68,7 +72,18 @@ void PcapWriter::dump(std::span<const uint8_t> frame, uint64_t cycle) {
 }
 
 void PcapWriter::flush() {
-  if (dumper_ != nullptr) pcap_dump_flush(dumper_);
+  if (dumper_ != nullptr) flush_checked();
+}
+
+void PcapWriter::flush_checked() {
+  std::FILE* f = pcap_dump_file(dumper_);
+  if (pcap_dump_flush(dumper_) != 0 || std::ferror(f) != 0) {
+    if (error_.empty()) {
+      const int err = errno;
+      error_ = "writing pcap '" + path_ + "' failed" +
+               (err != 0 ? std::string(": ") + std::strerror(err) : std::string());
+    }
+  }
 }
 
 }  // namespace bouncer::sim

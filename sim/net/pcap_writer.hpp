@@ -31,6 +31,9 @@ class PcapWriter {
   void write(std::span<const uint8_t> frame, uint64_t cycle);
   void flush();
   uint64_t frames() const { return frames_; }
+  // The first write or flush failure ("" if none): a full disk or a file that accepted the open
+  // but not the data (a /proc entry, a FIFO closed early). Frames after it may be missing.
+  const std::string& error() const { return error_; }
 
   // Ordered capture (see above). release() flushes once if it wrote anything.
   void enqueue(std::vector<uint8_t> frame, uint64_t cycle);
@@ -48,6 +51,7 @@ class PcapWriter {
     return a.cycle != b.cycle ? a.cycle > b.cycle : a.seq > b.seq;
   }
   void dump(std::span<const uint8_t> frame, uint64_t cycle);
+  void flush_checked();
 
   std::vector<Held> held_;
   uint64_t seq_ = 0;
@@ -55,6 +59,8 @@ class PcapWriter {
   pcap_dumper* dumper_ = nullptr;
   double clock_mhz_;
   uint64_t frames_ = 0;
+  std::string path_;
+  std::string error_;
 };
 
 }  // namespace bouncer::sim

@@ -176,6 +176,12 @@ double Platform::wall_seconds() const { return impl_->wall; }
 
 const std::vector<RxFrame>& Platform::rx_frames() const { return impl_->rx_frames; }
 
+std::string Platform::finish_pcap() {
+  if (!impl_->pcap) return {};
+  impl_->pcap->release_all();
+  return impl_->pcap->error();
+}
+
 void Platform::write_pcap_frame(std::span<const uint8_t> frame, uint64_t cycle) {
   impl_->capture(std::vector<uint8_t>(frame.begin(), frame.end()), cycle);
 }

@@ -181,6 +181,9 @@ class Platform {  // one per process (SystemC elaborates once per process)
   // Extra frames into the same pcap, timestamped at `cycle`. Written at once unless a frame is
   // being transferred on TX or RX that started at or before `cycle` (then after that frame).
   void write_pcap_frame(std::span<const uint8_t> frame, uint64_t cycle);
+  // Writes every frame still held for ordering and reports the first pcap write failure of the
+  // run ("" if none, or no pcap). Call after the last run(); frames captured later still go out.
+  std::string finish_pcap();
   void set_tx_ready_prob(double p);
   void set_mem_latency(uint64_t cycles, uint64_t jitter);
   // Reads/writes whose burst overlaps [addr_lo, addr_hi) get SLVERR (for fault tests).
