@@ -19,6 +19,9 @@
 # async2sync; dffunmap; write_smt2; yosys-smtbmc -s z3 --unroll -t DEPTH. (--unroll: z3 4.8.12
 # from Debian stalls on the default uninterpreted-function encoding of the states; Debian's
 # boolector 1.5.118 rejects set-option and cannot be used by yosys-smtbmc 0.23.)
+# Reachability: a harness with `cover` statements is run a second time in cover mode
+# (yosys-smtbmc -c) at the same depth (or cover_depth below) and passes only if every cover
+# is reached.
 # Exit 0 when every harness passes and every mutant fails; prints one line per check.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,6 +39,11 @@ checks=(
   "mpa_reject_builder|formal_mpa_reject_builder|14|7|rtl/host/bouncer_regs_pkg.sv rtl/common/bouncer_util_pkg.sv rtl/tx/bouncer_mpa_reject_builder.sv"
 )
 # mutant name | harness | RTL file | sed expression | what it breaks
+# Cover runs deeper than the assertion run where a state the assertions are about needs more
+# cycles to reach than the BMC depth affords (cover mode is cheaper: it stops at each hit).
+declare -A cover_depth=(
+  [cq_writer]=24  # a write on lap 1 (polarity 0) needs a 4-entry ring written once
+)
 mutants=(
   "tx_arb_no_skid|tx_arb|rtl/tx/bouncer_tx_arb.sv|s/assign in_ready = !skid_v_q;/assign in_ready = 1'b1;/|input taken while the skid register is full: the held output beat is overwritten"
   "cq_writer_no_full|cq_writer|rtl/host/bouncer_cq_writer.sv|s/assign dma_valid = s_cqe_valid \&\& !busy_q \&\& !full_q \&\&/assign dma_valid = s_cqe_valid \&\& !busy_q \&\&/|writes while the ring is full: overruns an entry the host has not consumed"
@@ -47,6 +55,8 @@ mutants=(
   "axil_regs_no_lap|axil_db|rtl/host/bouncer_axil_regs.sv|s/lap    = !in_iv;/lap    = 1'b0;/|no lap check: a doorbell that posts more WQEs than the ring has free slots is accepted, the pending count wraps and WQEs are lost"
   "axil_regs_bvalid_drop|axil_regs|rtl/host/bouncer_axil_regs.sv|s/if (s_axil_bready) bvalid_q <= 1'b0;/bvalid_q <= 1'b0;/|bvalid dropped without bready: a write response is lost"
   "reject_builder_fin_every_segment|mpa_reject_builder|rtl/tx/bouncer_mpa_reject_builder.sv|s/tfin_q <= last_q \&\& fin_q;/tfin_q <= fin_q;/|the FIN goes in every segment of a split reject: the peer takes the first as the end of the stream"
+  "axis_frame_fifo_no_drop_pulse|axis_frame_fifo|rtl/common/bouncer_axis_frame_fifo.sv|s/drop_d     = 1'b1;/drop_d     = 1'b0;/|a frame that finds the FIFO full is discarded without its drop_frame pulse: the RX counters and the parser never learn of it"
+  "tcp_ctrl_builder_no_tlast|tcp_ctrl_builder|rtl/tx/bouncer_tcp_ctrl_builder.sv|s/out_last_q <= (k_q + KW'(1) == nb_q);/out_last_q <= (k_q == nb_q);/|tlast never set on the last beat: frames run into each other on the TX stream"
   "axil_soft_reset_stale_limit|axil_db|rtl/host/bouncer_axil_regs.sv|s/sq_lim_q\[n\]      <= 16'd1 << (any_rst ?/sq_lim_q[n]      <= 16'd1 << (rst ?/|CTRL.RESET's state reset leaves the old ring size in the doorbell check for a cycle: a doorbell passes against a ring that is gone"
 )
 
@@ -85,7 +95,7 @@ fi
 
 # run_check NAME TOP DEPTH SOURCES... -> prints PASSED / FAILED / ERROR, log in $work/NAME.log
 run_check() {
-  local name=$1 top=$2 depth=$3; shift 3
+  local covers=$1 name=$2 top=$3 depth=$4; shift 4
   local srcs=("$@") smt="$work/$name.smt2" log="$work/$name.log"
   if ! yosys -q -l "$work/$name.yosys.log" -p "read_verilog -formal -sv ${srcs[*]} $root/tb/formal/formal_axis_check.sv $root/tb/formal/formal_axil_check.sv $root/tb/formal/$top.sv; prep -flatten -top $top; memory_map; opt -fast; async2sync; dffunmap; write_smt2 -wires $smt" \
       >/dev/null 2>&1; then
@@ -93,9 +103,22 @@ run_check() {
   fi
   yosys-smtbmc -s z3 --unroll -t "$depth" --dump-vcd "$work/$name.vcd" "$smt" 2>&1 \
     | tr '\b' '\r' | tr '\r' '\n' | sed -n 's/.*\(##  .*\)/\1/p' > "$log" || true
-  if grep -q 'Status: PASSED' "$log"; then echo PASSED
-  elif grep -q 'Status: FAILED' "$log" && grep -q 'Assert failed' "$log"; then echo FAILED
-  else echo ERROR; fi
+  if grep -q 'Status: PASSED' "$log"; then :
+  elif grep -q 'Status: FAILED' "$log" && grep -q 'Assert failed' "$log"; then echo FAILED; return
+  else echo ERROR; return; fi
+  # Reachability: a harness with cover statements must reach every one within the same depth
+  # (a property about a state that is never reached holds vacuously). Mutants skip this.
+  if [ "$covers" -eq 1 ] && grep -q 'cover *(' "$root/tb/formal/$top.sv"; then
+    yosys-smtbmc -s z3 --unroll -c -t "${cover_depth[$name]:-$depth}" "$smt" 2>&1 \
+      | tr '\b' '\r' | tr '\r' '\n' | sed -n 's/.*\(##  .*\)/\1/p' > "$work/$name.cover.log" || true
+    if grep -q 'Status: PASSED' "$work/$name.cover.log"; then
+      echo "PASSED, $(grep -c 'Reached cover statement' "$work/$name.cover.log") covers reached"
+    else
+      echo UNREACHED
+    fi
+    return
+  fi
+  echo PASSED
 }
 
 rc=0; ran=0
@@ -106,13 +129,15 @@ for c in "${checks[@]}"; do
   read -ra files <<<"$srcs"
   paths=(); for f in "${files[@]}"; do paths+=("$root/$f"); done
   t0=$SECONDS
-  res=$(run_check "$name" "$top" "$depth" "${paths[@]}")
+  res=$(run_check 1 "$name" "$top" "$depth" "${paths[@]}")
   ran=$((ran + 1))
   echo "formal $name: depth $depth: $res ($((SECONDS - t0)) s)"
-  if [ "$res" != PASSED ]; then
+  if [ "${res%%,*}" != PASSED ]; then
     rc=1
     if [ "$res" = FAILED ]; then
       grep -E 'Assert failed|BMC failed|Writing trace' "$work/$name.log" | sed 's/^/  /'
+    elif [ "$res" = UNREACHED ]; then
+      grep -E 'Unreached cover|Reached cover' "$work/$name.cover.log" | sed 's/^/  /'
     else
       tail -n 20 "$work/$name.yosys.log" "$work/$name.log" 2>/dev/null | sed 's/^/  /'
     fi
@@ -142,7 +167,7 @@ for m in "${mutants[@]}"; do
     if [ "$f" = "$file" ]; then paths+=("$mut"); else paths+=("$root/$f"); fi
   done
   t0=$SECONDS
-  res=$(run_check "mutant.$mname" "$top" "$depth" "${paths[@]}")
+  res=$(run_check 0 "mutant.$mname" "$top" "$depth" "${paths[@]}")
   ran=$((ran + 1))
   if [ "$res" = FAILED ]; then
     echo "formal mutant.$mname ($why): caught, check FAILED as it must ($((SECONDS - t0)) s)"

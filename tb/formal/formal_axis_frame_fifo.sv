@@ -8,6 +8,8 @@
 // two copies started from different initial states agree on every handshake and status
 // output (no dependence on unreset state); every input frame gives exactly one good_frame or
 // one drop_frame pulse (never both, never a second one, none left missing after the tlast beat).
+// Covers: a frame dropped because the FIFO was full; a good frame after a drop; a beat leaving
+// while the FIFO holds a full 4 beats behind it.
 `default_nettype none
 module formal_axis_frame_fifo (
   input wire        clk,
@@ -53,16 +55,19 @@ module formal_axis_frame_fifo (
   // frame accounting, kept by the harness
   reg       in_frame_q;   // a frame has started and its tlast beat has not come yet
   reg [2:0] ends_q, decs_q;
+  reg       seen_drop_q;  // a frame was dropped since reset
   wire      beat = s_axis_tvalid && a_s_ready;
   wire [2:0] open_decs = decs_q + {2'd0, a_good || a_drop} - ends_q;
   always @(posedge clk) begin
     if (beat) in_frame_q <= !s_axis_tlast;
     if (beat && s_axis_tlast) ends_q <= ends_q + 3'd1;
     if (a_good || a_drop) decs_q <= decs_q + 3'd1;
+    if (a_drop) seen_drop_q <= 1'b1;
     if (rst) begin
       in_frame_q <= 1'b0;
       ends_q     <= 3'd0;
       decs_q     <= 3'd0;
+      seen_drop_q <= 1'b0;
     end
   end
 
@@ -77,6 +82,9 @@ module formal_axis_frame_fifo (
       if (!$past(rst)) begin
         assert (!(a_good && a_drop));
         assert (open_decs == 3'd0 || (open_decs == 3'd1 && in_frame_q));
+        cover (a_drop);
+        cover (a_good && seen_drop_q);
+        cover (a_m_valid && m_axis_tready && a_m_last && seen_drop_q);
       end
     end
   end

@@ -14,6 +14,8 @@
 // ring pointer: tail = completions mod size, the write address is base + 32 tail; polarity:
 // the VALID bit written is 1 on lap 0 and flips on every wrap; a second copy from another
 // initial state agrees on dma_valid, s_cqe_ready, full and tail.
+// Covers: a CQE waiting while the ring is full (the overrun the writer must refuse); a write
+// after a wrap (polarity 0); a CQE written after the host freed room in a full ring.
 `default_nettype none
 module formal_cq_writer (
   input wire         clk,
@@ -71,6 +73,7 @@ module formal_cq_writer (
   reg [19:0] wr_q;          // CQEs completed since the last (ring) reset
   reg [19:0] cons_q;        // entries the host consumed since then
   reg        inflight_q;    // the writer has a write issued and not completed
+  reg        was_full_q;    // the ring was full with a CQE waiting since the last (ring) reset
   wire [14:0] head_step = (head - head_q) & mask;
   wire [19:0] unconsumed = wr_q - cons_q;                // before this cycle's head step
   wire [19:0] occ = unconsumed - {5'd0, head_step};      // entries the host still owns now
@@ -89,12 +92,14 @@ module formal_cq_writer (
     cons_q     <= cons_q + {5'd0, head_step};
     if (dma_fire) inflight_q <= 1'b1;
     if (a_ready) inflight_q <= 1'b0;
+    if (s_cqe_valid && a_full) was_full_q <= 1'b1;
     if (rst) env_out_q <= 2'd0;
     if (rst || ring_reset) begin
       head_q     <= 15'd0;
       wr_q       <= 20'd0;
       cons_q     <= 20'd0;
       inflight_q <= 1'b0;
+      was_full_q <= 1'b0;
     end
   end
 
@@ -120,6 +125,9 @@ module formal_cq_writer (
           assert (a_data[255] == !lap[0]);
           assert (a_data[254:0] == s_cqe[254:0] && a_data[511:256] == 256'd0);
         end
+        cover (s_cqe_valid && a_full);
+        cover (dma_fire && lap[0]);
+        cover (dma_fire && was_full_q);
       end
     end
   end

@@ -4,8 +4,9 @@
 // Environment: req and accept are free; rst is high in the first cycle and may rise in any cycle.
 // Asserts: grant_valid = |req; the grant is a requester; round robin: no requester lies strictly
 // between the last accepted winner and the grant (cyclically), tracked by the harness itself; the
-// first winner after reset is the lowest requester; and a requester that keeps requesting is
-// granted within N accepted grants (no starvation).
+// first winner after reset is the lowest requester; and every requester that keeps requesting
+// is granted within N accepted grants (no starvation).
+// Covers: every requester wins after waiting the longest (N - 1 accepted grants to others).
 `default_nettype none
 module formal_rr_arbiter (
   input wire       clk,
@@ -27,17 +28,29 @@ module formal_rr_arbiter (
 
   // The harness' own record of the last accepted winner (N - 1 after reset, so index 0 is first).
   reg [2:0] last_q;
-  // Accepted grants since requester 0 last won or stopped requesting (starvation bound).
-  reg [3:0] wait0_q;
+  // Per requester: accepted grants to others since it last won or stopped requesting.
+  reg [3:0] wait_q [N];
+  wire      won = accept && grant_valid;
   always @(posedge clk) begin
-    if (accept && grant_valid) last_q <= grant;
-    if (accept && grant_valid && grant != 3'd0) wait0_q <= req[0] ? wait0_q + 4'd1 : 4'd0;
-    if (!req[0] || (accept && grant_valid && grant == 3'd0)) wait0_q <= 4'd0;
-    if (rst) begin
-      last_q  <= 3'(N - 1);
-      wait0_q <= 4'd0;
-    end
+    if (won) last_q <= grant;
+    if (rst) last_q <= 3'(N - 1);
   end
+  genvar r;
+  generate
+    for (r = 0; r < N; r = r + 1) begin : g_wait
+      always @(posedge clk) begin
+        if (won && grant != 3'(r)) wait_q[r] <= req[r] ? wait_q[r] + 4'd1 : 4'd0;
+        if (!req[r] || (won && grant == 3'(r))) wait_q[r] <= 4'd0;
+        if (rst) wait_q[r] <= 4'd0;
+      end
+      always @* begin
+        if (!init_q && !rst) begin
+          assert (wait_q[r] < 4'(N));
+          cover (won && grant == 3'(r) && wait_q[r] == 4'(N - 1));
+        end
+      end
+    end
+  endgenerate
 
   integer k;
   reg between_req, reached;
@@ -62,7 +75,6 @@ module formal_rr_arbiter (
         assert (req[grant]);
         assert (!between_req);
       end
-      assert (wait0_q < 4'(N));
     end
   end
 endmodule

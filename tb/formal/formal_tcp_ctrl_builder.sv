@@ -8,6 +8,7 @@
 // request: requests taken - tlast beats sent stays within the pipeline (A, B, S, O: 4), and no
 // beat is offered while no request is pending; a second copy from another initial state agrees
 // on m_axis_tvalid, m_axis_tlast and s_req_ready.
+// Covers: a frame's tlast beat sent; the pipeline holding its most requests (4).
 `default_nettype none
 module formal_tcp_ctrl_builder (
   input wire        clk,
@@ -95,6 +96,8 @@ module formal_tcp_ctrl_builder (
           assert (a_keep[0] && (a_keep & (a_keep + 8'd1)) == 8'd0);
           if (!a_last) assert (a_keep == 8'hFF);
         end
+        cover (last_fire);
+        cover (pending_q == 3'd4);
       end
     end
   end
