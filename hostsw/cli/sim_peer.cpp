@@ -179,6 +179,7 @@ int run_peer_mode(const SimOptions& o) {
     platform.run([&](hal::Device& hal) {
       DeviceConfig dc;
       dc.isn_key = key_from_seed(o.seed);
+      dc.hash_key = key_from_seed(~o.seed)[0];  // reproducible, and not the public default
       dc.timers = sim_timers();
       if (o.mac_filter)
         dc.tcp = TcpConfig{.promisc = false, .port_mac = kLocalMac, .port_ip = kLocalIp};

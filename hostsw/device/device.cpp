@@ -15,6 +15,7 @@ namespace bouncer {
 
 namespace {
 
+using detail::random_hash_key;
 using detail::random_isn_key;
 using detail::validate_tcp;
 using detail::validate_timers;
@@ -265,6 +266,8 @@ Result<std::unique_ptr<Device>> Device::open(hal::Device& hal, DeviceConfig cfg)
 
   // Whatever a previous owner left (enabled engines, listeners, connections whose PD slots
   // and templates live in memory it no longer owns, full rings) goes before anything new.
+  // The reset also makes the connection table take the new bucket-hash key.
+  hal.write32(r::HASH_KEY, cfg.hash_key ? *cfg.hash_key : random_hash_key());
   if (auto rc = reset_core(hal, cfg.reset_timeout, cfg.poll_interval); !rc) {
     return rc.error();
   }

@@ -95,6 +95,11 @@ std::array<uint32_t, 4> random_isn_key() {
   return {rd(), rd(), rd(), rd()};
 }
 
+uint32_t random_hash_key() {
+  std::random_device rd;
+  return rd();
+}
+
 }  // namespace detail
 
 // ------------------------------------------------------------------------------- decoding

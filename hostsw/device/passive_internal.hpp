@@ -15,5 +15,6 @@ void write_timers(hal::Device& hal, const TimerConfig& t);
 void write_tcp(hal::Device& hal, const TcpConfig& t);
 /// 128 bits from std::random_device.
 std::array<uint32_t, 4> random_isn_key();
+uint32_t random_hash_key();
 
 }  // namespace bouncer::detail

@@ -5,8 +5,9 @@
 // flops): 2**DEPTH_LOG2 entries in 2**DEPTH_LOG2 / WAYS buckets of WAYS entries (WAYS a
 // power of two). One bucket is one RAM word, {valid, tuple, cm_id} x WAYS, read in one
 // access. The bucket index is an add-rotate-xor mix of the tuple keyed with `hash_key`
-// (sampled while `rst` is high), folded to the index width, so the bucket of a tuple is not
-// predictable without the key.
+// (sampled while `rst` is high: the host's HASH_KEY, taken at every reset of the core's
+// state while the table sweeps itself empty), folded to the index width, so the bucket of a
+// tuple is not predictable without the key.
 //
 // Commands (cmd_*, valid/ready, one per cycle):
 //   OP_LOOKUP (0)  hit/cm_id of the tuple; status OK or NOT_FOUND

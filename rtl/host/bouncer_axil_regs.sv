@@ -132,6 +132,7 @@ module bouncer_axil_regs #(
   input  wire [14:0]        aeq_tail,
   output logic [63:0]       pd_base,
   output logic [127:0]      isn_key,
+  output logic [31:0]       hash_key,       // taken by the connection table at its reset
   output logic [31:0]       timer_tick,
   output logic [31:0]       rto_init,
   output logic [31:0]       rto_max,
@@ -220,6 +221,7 @@ module bouncer_axil_regs #(
   logic [14:0]  aeq_head_q;
   logic         aeq_reset_q;
   logic [127:0] isn_key_q;
+  logic [31:0]  hash_key_q;
   logic [31:0]  timer_tick_q, rto_init_q, rto_max_q, mpa_timeout_q, fin_timeout_q, time_wait_q;
   logic [31:0]  mpa_reasm_timeout_q;
   logic [3:0]   rtx_max_q;
@@ -526,6 +528,7 @@ module bouncer_axil_regs #(
           if (s_axil_wstrb[1]) port_mac_q[47:40] <= wr_data[15:8];
         end
         bouncer_regs_pkg::REG_PORT_IP: port_ip_q <= merge(port_ip_q, wr_data, s_axil_wstrb);
+        bouncer_regs_pkg::REG_HASH_KEY: hash_key_q <= merge(hash_key_q, wr_data, s_axil_wstrb);
         bouncer_regs_pkg::REG_PROBE_CTRL: begin
           if (s_axil_wstrb[0]) begin
             probe_en_q  <= (PROBES != 0) && wr_data[bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB];
@@ -610,6 +613,7 @@ module bouncer_axil_regs #(
       st_cqp_wqes_q  <= '0;
       st_latency_q   <= '0;
       isn_key_q      <= '0;
+      hash_key_q     <= 32'h6A09E667;
       timer_tick_q   <= 32'd256;
       rto_init_q     <= 32'd976563;
       rto_max_q      <= 32'd11718750;
@@ -874,6 +878,7 @@ module bouncer_axil_regs #(
   assign aeq_head      = aeq_head_q;
   assign pd_base       = pd_base_q;
   assign isn_key       = isn_key_q;
+  assign hash_key      = hash_key_q;
   assign timer_tick    = timer_tick_q;
   assign rto_init      = rto_init_q;
   assign rto_max       = rto_max_q;

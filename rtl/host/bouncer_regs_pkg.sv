@@ -178,6 +178,7 @@ package bouncer_regs_pkg;
   localparam logic [15:0] REG_PORT_MAC_LO = 16'h02B4;
   localparam logic [15:0] REG_PORT_MAC_HI = 16'h02B8;
   localparam logic [15:0] REG_PORT_IP = 16'h02BC;
+  localparam logic [15:0] REG_HASH_KEY = 16'h02C0;
   localparam logic [15:0] REG_STAT_RX_FRAMES = 16'h0300;
   localparam logic [15:0] REG_STAT_RX_BAD = 16'h0304;
   localparam logic [15:0] REG_STAT_RX_NOT_TCP = 16'h0308;

@@ -161,6 +161,7 @@ module bouncer_core #(
   logic         aeq_reset, cm_promisc, aeq_full;
   logic [14:0]  aeq_head, aeq_tail;
   logic [127:0] isn_key;
+  logic [31:0]  hash_key;
   logic [31:0]  timer_tick, rto_init, rto_max, mpa_timeout, fin_timeout, time_wait;
   logic [31:0]  mpa_reasm_timeout;
   logic [15:0]  tcp_mss, tcp_wnd;
@@ -207,7 +208,7 @@ module bouncer_core #(
     .stat_cqp_wqe(st_cqp_wqe),
     .stat_latency_valid(st_lat_valid), .stat_latency(st_lat),
     .aeq_base, .aeq_size_log2, .aeq_reset, .aeq_head, .aeq_tail,
-    .pd_base, .isn_key,
+    .pd_base, .isn_key, .hash_key,
     .timer_tick, .rto_init, .rto_max, .rtx_max, .mpa_timeout, .mpa_reasm_timeout, .fin_timeout,
     .time_wait,
     .tcp_mss, .tcp_wscale, .tcp_wnd, .cm_promisc, .port_mac, .port_ip,
@@ -442,10 +443,11 @@ module bouncer_core #(
   logic [ID_W-1:0]     ct_cmd_cm_id, ct_res_cm_id;
   logic                ct_init_done;
 
-  // The bucket hash is keyed with a per-build constant: the table is swept at reset,
-  // before the host could load a key (the ISN, which peers see, uses ISN_KEY).
+  // The bucket hash is keyed with the host's HASH_KEY, taken at every reset of the core's
+  // state (power-on and CTRL.RESET), while the table sweeps itself empty: no entry is ever
+  // placed under one key and looked up under another.
   bouncer_conn_table #(.DEPTH_LOG2(CTX_DEPTH_LOG2), .WAYS(4), .CM_ID_W(ID_W)) u_conn (
-    .clk, .rst(rst_e), .hash_key(32'h6A09E667), .init_done(ct_init_done),
+    .clk, .rst(rst_e), .hash_key, .init_done(ct_init_done),
     .cmd_valid(ct_cmd_valid), .cmd_ready(ct_cmd_ready), .cmd_op(ct_cmd_op),
     .cmd_rem_ip(ct_rem_ip), .cmd_loc_ip(ct_loc_ip), .cmd_rem_port(ct_rem_port),
     .cmd_loc_port(ct_loc_port), .cmd_cm_id(ct_cmd_cm_id),

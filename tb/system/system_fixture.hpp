@@ -72,6 +72,8 @@ inline constexpr bouncer::MacAddr kLocalMac = {0x02, 0xbb, 0xcc, 0xdd, 0xee, 0x0
 inline constexpr uint8_t kTtl = 61;    // listener TTL (not the default, so it is checked)
 inline constexpr uint8_t kTos = 0x28;  // listener TOS
 inline constexpr std::array<uint32_t, 4> kIsnKey = {0x01234567, 0x89abcdef, 0xdeadbeef, 0x0badf00d};
+// The core's reset value of HASH_KEY (public): the tests place tuples in buckets on purpose.
+inline constexpr uint32_t kHashKey = 0x6A09E667;
 
 // CM timers at simulation scale. One tick is 64 cycles; the timer sweeps all 1024 cm_ids
 // once per 1024 cycles, so an expiry is seen at most one sweep (+3) after its deadline.
@@ -138,6 +140,7 @@ inline sim::PlatformConfig platform_config(unsigned width, bool pcap = true) {
 inline bouncer::DeviceConfig device_config(uint8_t rtx_max = 6) {
   bouncer::DeviceConfig dc;
   dc.isn_key = kIsnKey;
+  dc.hash_key = kHashKey;
   dc.timers = test_timers(rtx_max);
   dc.tcp = test_tcp();
   return dc;

@@ -423,7 +423,7 @@ void still_works(sim::Platform& plat, bouncer::hal::Device& hal, Device& dev, Cm
 }
 
 class Hostile : public ::testing::TestWithParam<unsigned> {
- protected:
+ public:  // run() is used by helpers outside the fixture too
   // Runs `body(bench)` on an opened device listening on kLocalIp:kPort (SIW_SAFE), then
   // still_works(); `dc` the device configuration.
   template <class F>
@@ -1236,10 +1236,10 @@ INSTANTIATE_TEST_SUITE_P(Width, HostileState,
 
 uint32_t rotl(uint32_t x, unsigned n) { return (x << n) | (x >> (32 - n)); }
 
-// The connection table's bucket of a tuple (rtl/cm/bouncer_conn_table.sv, key 0x6A09E667 of
-// bouncer_core; the same equations as tb/unit/test_rtl_conn_table.cpp's model).
-uint32_t bucket_of(uint32_t rem_ip, uint32_t loc_ip, uint16_t rem_port, uint16_t loc_port) {
-  constexpr uint32_t key = 0x6A09E667u;
+// The connection table's bucket of a tuple under HASH_KEY `key` (rtl/cm/bouncer_conn_table.sv;
+// the same equations as tb/unit/test_rtl_conn_table.cpp's model).
+uint32_t bucket_of(uint32_t rem_ip, uint32_t loc_ip, uint16_t rem_port, uint16_t loc_port,
+                   uint32_t key = kHashKey) {
   constexpr unsigned bucket_log2 = 8;  // 1024 entries, 4 ways
   uint32_t a0 = rem_ip ^ key;
   uint32_t b0 = loc_ip ^ rotl(key, 16);
@@ -1342,6 +1342,72 @@ TEST_P(Hostile, SynFloodBeyondTheTable) {
         expect_dropped(d, {{"RTX_EXHAUSTED", 1024}, {"CLOSED", 1024}}, "drain");
       },
       dc);
+}
+
+// An attacker who knows the bucket-hash key aims SYNs at one bucket: with that key loaded,
+// 8 tuples of one bucket get 4 SYN-ACKs (its 4 ways) and 4 drops. With another key loaded by
+// the host (HASH_KEY, taken at open's CTRL.RESET) the same 8 tuples spread over buckets and
+// all 8 are answered: the key decides, and without it the flood is no better than random.
+// (One Platform per process: one test per key.)
+constexpr uint32_t kOtherHashKey = 0x3C6EF372u;
+
+void aim_syns_at_one_bucket(Hostile& t, uint32_t loaded_key) {
+  // 8 tuples in one bucket under kHashKey that no bucket holds more than 4 of under the other
+  struct Syn {
+    uint32_t ip;
+    uint16_t port;
+  };
+  std::vector<Syn> aimed;
+  const uint32_t target = bucket_of(0x0A900000u, kLocalIp, 2000, kPort);
+  std::map<uint32_t, unsigned> spread;
+  for (uint32_t k = 0; aimed.size() < 8; ++k) {
+    const Syn s{0x0A900000u | (k >> 6), static_cast<uint16_t>(2000 + (k & 63) * 17)};
+    if (bucket_of(s.ip, kLocalIp, s.port, kPort) != target) continue;
+    const uint32_t other = bucket_of(s.ip, kLocalIp, s.port, kPort, kOtherHashKey);
+    if (spread[other] == 4) continue;
+    ++spread[other];
+    aimed.push_back(s);
+  }
+  ASSERT_GT(spread.size(), 1u) << "the tuples collide under both keys";
+  auto dc = hostile_config();
+  dc.hash_key = loaded_key;
+  t.run(
+      [&](Bench& b) {
+        std::vector<std::vector<uint8_t>> syns;
+        for (size_t i = 0; i < aimed.size(); ++i) {
+          Frame f;
+          f.src_mac = {0x02, 0x00, 0x00, 0x0e, 0x00, static_cast<uint8_t>(i)};
+          f.src_ip = aimed[i].ip;
+          f.sport = aimed[i].port;
+          f.seq = 0x5150'0000u + static_cast<uint32_t>(i);
+          f.flags = kSyn;
+          f.tcp_opts = kSynOpts;
+          syns.push_back(build(f));
+        }
+        auto o = b.send(syns, 4000);
+        size_t synacks = 0;
+        for (const auto& fr : o.tx) {
+          auto s = decode(fr);
+          ASSERT_TRUE(s && s->flags == (kSyn | kAck));
+          ++synacks;
+        }
+        const size_t want = loaded_key == kHashKey ? 4 : 8;
+        EXPECT_EQ(synacks, want);
+        EXPECT_EQ(b.dev.cm_conns(), want);
+        expect_counts(o,
+                      loaded_key == kHashKey ? std::map<std::string, uint64_t>{{"SYN_DROP_FULL", 4}}
+                                             : std::map<std::string, uint64_t>{},
+                      "aimed at one bucket");
+      },
+      dc);
+}
+
+TEST_P(Hostile, SynsAimedAtOneBucketFillItUnderTheKnownKey) {
+  aim_syns_at_one_bucket(*this, kHashKey);
+}
+
+TEST_P(Hostile, SynsAimedAtOneBucketSpreadUnderTheHostsKey) {
+  aim_syns_at_one_bucket(*this, kOtherHashKey);
 }
 
 // ------------------------------------------------------------------ other MACs, IPs, ports

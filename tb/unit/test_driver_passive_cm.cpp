@@ -141,6 +141,33 @@ TEST_F(PassiveDeviceTest, IsnKeyIsRandomWhenNotGiven) {
   EXPECT_NE(k1, (std::array<uint32_t, 4>{}));
 }
 
+// HASH_KEY is written before the CTRL.RESET at which the connection table takes it (sweeping
+// itself empty); unset, it is random on every open.
+TEST_F(PassiveDeviceTest, HashKeyIsWrittenBeforeTheResetThatLoadsIt) {
+  auto cfg = bouncer::DeviceConfig{};
+  cfg.hash_key = 0x5EC2E7u;
+  open(cfg);
+  std::optional<size_t> key_at, reset_at;
+  for (size_t i = 0; i < hal.writes.size(); ++i) {
+    const auto& w = hal.writes[i];
+    if (w.offset == r::HASH_KEY && !key_at) key_at = i;
+    if (w.offset == r::CTRL && regs::field::CTRL::RESET.get(w.value) != 0 && !reset_at) {
+      reset_at = i;
+    }
+  }
+  ASSERT_TRUE(key_at && reset_at);
+  EXPECT_LT(*key_at, *reset_at);
+  EXPECT_EQ(hal.writes[*key_at].value, 0x5EC2E7u);
+  dev.reset();
+  open();
+  const auto k1 = hal.last_write(r::HASH_KEY);
+  dev.reset();
+  open();
+  const auto k2 = hal.last_write(r::HASH_KEY);
+  ASSERT_TRUE(k1 && k2);
+  EXPECT_NE(*k1, *k2) << "32 random bits twice in a row";
+}
+
 TEST_F(PassiveDeviceTest, DefaultsAreTheResetValuesAndBadSettingsAreRefused) {
   open();
   EXPECT_EQ(dev->read_timers(), TimerConfig{});

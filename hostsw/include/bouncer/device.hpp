@@ -89,6 +89,11 @@ struct DeviceConfig {
   /// ISN_KEY, written before CTRL.ENABLE. Unset: 128 bits from std::random_device (what Linux
   /// does with net_secret); set it for reproducible runs.
   std::optional<std::array<uint32_t, 4>> isn_key;
+  /// HASH_KEY, the connection table's bucket-hash key, written before the CTRL.RESET that
+  /// open() always issues (the table takes it while it sweeps itself empty). Unset: 32 bits
+  /// from std::random_device, so that nobody can aim SYNs at one bucket; set it for
+  /// reproducible runs. The core's reset value, 0x6A09E667, is public.
+  std::optional<uint32_t> hash_key;
   std::optional<TimerConfig> timers;  // written before enabling; unset: leave reset values
   std::optional<TcpConfig> tcp;       // idem
   /// DMA_TIMEOUT, the DMA read watchdog in core cycles (written before enabling): a read that

@@ -465,6 +465,7 @@ inline constexpr uint32_t DMA_TIMEOUT = 0x02B0;  // rw
 inline constexpr uint32_t PORT_MAC_LO = 0x02B4;  // rw
 inline constexpr uint32_t PORT_MAC_HI = 0x02B8;  // rw
 inline constexpr uint32_t PORT_IP = 0x02BC;  // rw
+inline constexpr uint32_t HASH_KEY = 0x02C0;  // wo
 inline constexpr uint32_t STAT_RX_FRAMES = 0x0300;  // rc
 inline constexpr uint32_t STAT_RX_BAD = 0x0304;  // rc
 inline constexpr uint32_t STAT_RX_NOT_TCP = 0x0308;  // rc
