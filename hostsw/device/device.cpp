@@ -667,14 +667,15 @@ void Device::publish_sq(unsigned sq, queues::WqeSlot slot, std::span<const std::
   ++stats_.sq_posted;
   if (push) {
     // irdma_qp_push_wqe: copy the WQE as it sits in the ring (valid bit included) to the
-    // push page as one 64-byte burst (write_block: one write-combined burst where the backend
-    // can), then the push doorbell. The barrier puts the ring copy first: a push the device
-    // drops is fetched from the ring. write_block itself orders its words before the doorbell.
+    // push page as one 64-byte burst (write_push: write-combined where the backend can), then
+    // the push doorbell. The barrier puts the ring copy first: a push the device drops is
+    // fetched from the ring. write_push orders its words before the doorbell.
     const auto wqe = q.ring.wqe(slot.wqe_idx);
-    std::array<uint32_t, regs::reg::PUSH_PAGE_COUNT> words{};
-    std::memcpy(words.data(), wqe.data(), sizeof(words));  // word i = bytes 4i..4i+3 (LE host)
+    std::array<uint64_t, 8> qwords{};
+    static_assert(sizeof(qwords) == 4 * regs::reg::PUSH_PAGE_COUNT);
+    std::memcpy(qwords.data(), wqe.data(), sizeof(qwords));  // little-endian host (hal.hpp)
     hal::to_device_barrier();
-    hal_.write_block(r::push_page(sq), words);
+    hal_.write_push(r::push_page(sq), qwords);
     ++stats_.sq_pushed;
     hal::write_doorbell(hal_, r::SQ_PUSH_DB, doorbell(sq, q.ring.head()));
   } else {

@@ -323,6 +323,9 @@ TEST_P(DeviceTest, PushWritesTheSameImageToThePushPage) {
   w.wr_id = 77;
   auto idx = dev->post_reject(w);
   ASSERT_TRUE(idx);
+  // one write_push (the backend's one burst) to SQ 0's page, which the default splits into
+  // the 16 words of write_block
+  ASSERT_EQ(hal.push_bursts, std::vector<uint32_t>{r::push_page(0)});
   ASSERT_EQ(hal.push_images.size(), 1u);
   const auto ring = dev->sq().wqe(*idx);
   std::array<uint32_t, 16> expect{};
@@ -773,6 +776,8 @@ TEST_P(DeviceTest, DoorbellsAndPushPagesNameTheSq) {
     EXPECT_EQ(hal.writes.back().offset, r::SQ_PUSH_DB);
     EXPECT_EQ(hal.writes.back().value, db::SQ.put(q) | db::PI.put(2));
     EXPECT_EQ(hal.writes[hal.writes.size() - 2].offset, r::push_page(q) + 60);
+    ASSERT_FALSE(hal.push_bursts.empty());
+    EXPECT_EQ(hal.push_bursts.back(), r::push_page(q)) << "one write_push to SQ " << q << "'s page";
   }
   hal.run();
   for (unsigned q = 0; q < 4; ++q) {

@@ -390,6 +390,11 @@ void FakeHal::write_block(uint32_t offset, std::span<const uint32_t> words) {
   hal::Device::write_block(offset, words);
 }
 
+void FakeHal::write_push(uint32_t offset, std::span<const uint64_t, 8> qwords) {
+  push_bursts.push_back(offset);
+  hal::Device::write_push(offset, qwords);  // the default: write_block of 16 words
+}
+
 void FakeHal::advance_host(uint64_t cycles) {
   reads_since_wait_ = 0;
   if (dma_ && dma_->busy()) {

@@ -167,6 +167,7 @@ class FakeHal : public hal::Device {
   uint32_t read32(uint32_t offset) override;
   void write32(uint32_t offset, uint32_t value) override;
   void write_block(uint32_t offset, std::span<const uint32_t> words) override;
+  void write_push(uint32_t offset, std::span<const uint64_t, 8> qwords) override;
   Result<std::unique_ptr<hal::DmaBuffer>> alloc_dma(size_t bytes, size_t align) override;
   void wait_cycles(uint64_t cycles) override;
   uint64_t now_cycles() override;
@@ -237,6 +238,7 @@ class FakeHal : public hal::Device {
   // ---- observations
   std::vector<MmioWrite> writes;
   std::vector<std::array<uint32_t, 16>> push_images;  // one per write_block to a push page
+  std::vector<uint32_t> push_bursts;  // offset of each write_push (then write_block records)
   std::vector<SyncRecord> syncs_to_device;
   std::vector<SyncRecord> syncs_from_device;
   std::vector<FakeFrame> frames;

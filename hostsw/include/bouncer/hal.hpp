@@ -23,8 +23,9 @@
 //      before VALID. The same holds for what a CQE or AEQE announces (a context read back by
 //      READ_CM_CONTEXT, the request PD of a CONNECT_REQUEST): synced from the device and read
 //      only after the entry was taken.
-//   5. The push page is one write_block() of 16 words: the backend makes it one burst where
-//      it can (a write-combining mapping, flushed with wc_flush() before the push doorbell).
+//   5. The push page is one write_push() of the WQE as it sits in the ring, after
+//      to_device_barrier() and before the push doorbell: one write-combined 64-byte burst
+//      where the backend can (wc_flush() on both sides), else per-word register writes.
 // Ring words are accessed as naturally aligned little-endian 64-bit words through
 // std::atomic_ref (rings.cpp): the header qword with acquire/release, the rest relaxed, so no
 // CPU access is torn and the ordering is visible to ThreadSanitizer as well. The barriers
@@ -32,6 +33,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cstddef>
@@ -103,14 +105,29 @@ class Device {
   /// 32-bit register read/write at a byte offset in the AXI4-Lite space.
   virtual uint32_t read32(uint32_t offset) = 0;
   virtual void write32(uint32_t offset, uint32_t value) = 0;
-  /// Several consecutive 32-bit writes, as one burst where the backend can: a write-combining
-  /// mapping fenced with wc_flush() on both sides on a card, one TLM transaction in the
-  /// co-simulation. Every word is ordered after every earlier register write and before
-  /// every later one. Used for the push page (16 words, one 64-byte burst). This default is
-  /// one write32 per word, in address order.
+  /// Several consecutive 32-bit writes (one TLM transaction in the co-simulation). Every word
+  /// is ordered after every earlier register write and before every later one. This default
+  /// is one write32 per word, in address order.
   virtual void write_block(uint32_t offset, std::span<const uint32_t> words) {
     for (size_t i = 0; i < words.size(); ++i)
       write32(offset + 4 * static_cast<uint32_t>(i), words[i]);
+  }
+  /// A 64-byte WQE image to a push page (qword i = bytes 8i..8i+7), as one write-combined
+  /// burst where the backend can: a backend that maps the register window write-combining
+  /// issues wc_flush(), the eight qwords as 8-byte (or four 16-byte) stores, then wc_flush(),
+  /// so the device gets one 64-byte posted write and nothing of it after a later register
+  /// write. The page's words may arrive in any order and in pieces: the device takes the page
+  /// only at the push doorbell, written after it. The caller orders its WQE stores before it
+  /// (to_device_barrier). This default hands the 16 words (word 2i = low half of qword i) to
+  /// write_block: one transaction in the co-simulation, 16 register writes on a backend
+  /// without a write-combining mapping (XRT, hostsw/xrt/xrt_device.cpp says why).
+  virtual void write_push(uint32_t offset, std::span<const uint64_t, 8> qwords) {
+    std::array<uint32_t, 16> words{};
+    for (size_t i = 0; i < qwords.size(); ++i) {
+      words[2 * i] = static_cast<uint32_t>(qwords[i]);
+      words[2 * i + 1] = static_cast<uint32_t>(qwords[i] >> 32);
+    }
+    write_block(offset, words);
   }
   /// Allocate a zeroed DMA buffer; `align` is a power of two.
   virtual Result<std::unique_ptr<DmaBuffer>> alloc_dma(size_t bytes, size_t align) = 0;
