@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstring>
 #include <utility>
 
@@ -314,7 +313,8 @@ Result<std::unique_ptr<Device>> Device::open(hal::Device& hal, DeviceConfig cfg)
   if (cfg.timers) write_timers(hal, *cfg.timers);
   if (cfg.tcp) write_tcp(hal, *cfg.tcp);
   hal.write32(r::DMA_TIMEOUT, cfg.dma_timeout_cycles);
-  hal.write32(r::CTRL, regs::field::CTRL::ENABLE.put(1));
+  // Last, and through the barrier: the rings, zeroed, are the device's from here on.
+  hal::write_doorbell(hal, r::CTRL, regs::field::CTRL::ENABLE.put(1));
 
   Parts parts{std::move(sqs),
               std::move(cq).value(),
@@ -457,7 +457,7 @@ uint16_t Device::cqp_write_and_ring(queues::WqeSlot slot, uint8_t opcode,
   cqp_slots_[slot.wqe_idx] = CqpSlot{true, scratch, opcode};
   ++stats_.cqp_ops;
   // irdma_sc_cqp_post_sq: writel(sq_ring.head, cqp_db).
-  hal_.write32(r::CQP_DB, cqp_.head());
+  hal::write_doorbell(hal_, r::CQP_DB, cqp_.head());
   return slot.wqe_idx;
 }
 
@@ -467,7 +467,7 @@ Result<Device::CqpDone> Device::cqp_poll_for_done(uint16_t wqe_idx, uint8_t opco
   for (;;) {
     while (auto cqe = ccq_.peek()) {
       ccq_.advance();
-      hal_.write32(r::CCQ_HEAD, ccq_.head());
+      hal::write_doorbell(hal_, r::CCQ_HEAD, ccq_.head());
       const std::span<const std::byte> img(*cqe);
       const auto idx = static_cast<uint16_t>(regs::get(img, regs::cqe::WQEIDX));
       const bool from_sq = regs::get(img, regs::cqe::SQ) != 0;
@@ -670,17 +670,19 @@ void Device::publish_sq(unsigned sq, queues::WqeSlot slot, std::span<const std::
   ++stats_.sq_posted;
   if (push) {
     // irdma_qp_push_wqe: copy the WQE as it sits in the ring (valid bit included) to the
-    // push page, then the push doorbell. The fence orders the ring write before the MMIO
-    // writes; a card backend must also flush its write-combining buffer in write_block().
+    // push page as one 64-byte burst (write_push: write-combined where the backend can), then
+    // the push doorbell. The barrier puts the ring copy first: a push the device drops is
+    // fetched from the ring. write_push orders its words before the doorbell.
     const auto wqe = q.ring.wqe(slot.wqe_idx);
-    std::array<uint32_t, regs::reg::PUSH_PAGE_COUNT> words{};
-    std::memcpy(words.data(), wqe.data(), sizeof(words));  // word i = bytes 4i..4i+3 (LE host)
-    std::atomic_thread_fence(std::memory_order_release);
-    hal_.write_block(r::push_page(sq), words);
+    std::array<uint64_t, 8> qwords{};
+    static_assert(sizeof(qwords) == 4 * regs::reg::PUSH_PAGE_COUNT);
+    std::memcpy(qwords.data(), wqe.data(), sizeof(qwords));  // little-endian host (hal.hpp)
+    hal::to_device_barrier();
+    hal_.write_push(r::push_page(sq), qwords);
     ++stats_.sq_pushed;
-    hal_.write32(r::SQ_PUSH_DB, doorbell(sq, q.ring.head()));
+    hal::write_doorbell(hal_, r::SQ_PUSH_DB, doorbell(sq, q.ring.head()));
   } else {
-    hal_.write32(r::SQ_DB, doorbell(sq, q.ring.head()));
+    hal::write_doorbell(hal_, r::SQ_DB, doorbell(sq, q.ring.head()));
   }
 }
 
@@ -691,7 +693,7 @@ std::optional<Completion> Device::reap_one() {
     auto cqe = cq_.peek();
     if (!cqe) return std::nullopt;
     cq_.advance();
-    hal_.write32(r::CQ_HEAD, cq_.head());
+    hal::write_doorbell(hal_, r::CQ_HEAD, cq_.head());
     Completion c = decode_cqe(*cqe);
     const bool from_sq = regs::get(*cqe, regs::cqe::SQ) != 0;
     if (!from_sq || c.sq >= sqs_.size() || c.wqe_idx >= sqs_[c.sq].slots.size() ||
@@ -895,7 +897,7 @@ Result<uint32_t> Device::reset_sq(unsigned sq) {
   while (auto c = reap_one()) stash_.push_back(*c);
   Sq& q = sqs_[sq];
   q.ring.reset();
-  hal_.write32(r::sq_size(sq), q.ring.log2_size());
+  hal::write_doorbell(hal_, r::sq_size(sq), q.ring.log2_size());
   uint32_t flushed = 0;
   for (size_t i = 0; i < q.slots.size(); ++i) {
     SqSlot& s = q.slots[i];
@@ -936,7 +938,7 @@ Result<void> Device::reset_cqp() {
     dl.pause(cfg_.poll_interval);
   }
   cqp_.reset();
-  hal_.write32(r::CQP_SIZE, cqp_.log2_size());
+  hal::write_doorbell(hal_, r::CQP_SIZE, cqp_.log2_size());
   for (auto& s : cqp_slots_) s.busy = false;
   return {};
 }

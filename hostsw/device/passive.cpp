@@ -366,7 +366,7 @@ std::optional<Aeqe> Device::poll_aeq() {
 void Device::flush_aeq_head() {
   std::lock_guard lk(mu_);
   if (aeq_unflushed_ == 0) return;
-  hal_.write32(r::AEQ_HEAD, aeq_.head());
+  hal::write_doorbell(hal_, r::AEQ_HEAD, aeq_.head());
   aeq_unflushed_ = 0;
   ++stats_.aeq_head_writes;
 }

@@ -228,6 +228,15 @@ void XrtDevice::write32(uint32_t offset, uint32_t value) {
   }
 }
 
+// The push page (hal::Device::write_push) keeps the default: 16 register writes through
+// write32. A 64-byte write-combined burst needs the register window mapped write-combining,
+// and this backend has no such mapping: xrt::ip reads and writes registers through XRT (its
+// own uncached mapping of the user BAR, or the kernel driver), one 32-bit access per call, and
+// XRT's native API hands out no other view of the BAR. Mapping it separately (sysfs resourceN_wc)
+// works only for a prefetchable BAR and bypasses XRT's exclusive claim on the IP. The cost is the
+// PCIe side only: 16 posted 4-byte writes instead of one 64-byte one, all ahead of the push
+// doorbell, which is written after them and so never overtakes them. Behind the PCIe-to-AXI bridge
+// the core's AXI4-Lite port takes 32-bit beats either way.
 Result<std::unique_ptr<hal::DmaBuffer>> XrtDevice::alloc_dma(size_t bytes, size_t align) {
   if (bytes == 0 || align == 0 || (align & (align - 1)) != 0) {
     return make_error(Errc::kInvalidArgument,

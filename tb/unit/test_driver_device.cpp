@@ -51,7 +51,16 @@ CmContext ctx_rev(uint8_t rev, bool enhanced) {
   return c;
 }
 
-class DeviceTest : public ::testing::Test {
+// Every test runs against each memory model of the fake (fake_dma.hpp): device writes made
+// at once; landed later by the fake's DMA thread, qword by qword, VALID last, while the driver
+// polls; and the same with non-coherent caches, where only the driver's syncs move data.
+FakeHal::Config fake_config(testing::FakeMemory m) {
+  FakeHal::Config c;
+  c.memory = m;
+  return c;
+}
+
+class DeviceTest : public ::testing::TestWithParam<testing::FakeMemory> {
  protected:
   void open(DeviceConfig cfg = {}) {
     auto d = Device::open(hal, cfg);
@@ -63,13 +72,21 @@ class DeviceTest : public ::testing::Test {
     EXPECT_TRUE(c) << (c ? "" : c.error().message);
     return c ? *c : Completion{};
   }
-  FakeHal hal;
+  FakeHal hal{fake_config(GetParam())};
   std::unique_ptr<Device> dev;
 };
 
+INSTANTIATE_TEST_SUITE_P(Memory, DeviceTest,
+                         ::testing::Values(testing::FakeMemory::kInline,
+                                           testing::FakeMemory::kThreaded,
+                                           testing::FakeMemory::kNonCoherent),
+                         [](const ::testing::TestParamInfo<testing::FakeMemory>& i) {
+                           return std::string(testing::fake_memory_name(i.param));
+                         });
+
 // ------------------------------------------------------------------------------- bring-up
 
-TEST_F(DeviceTest, OpenProgramsRingsAndEnablesLast) {
+TEST_P(DeviceTest, OpenProgramsRingsAndEnablesLast) {
   open();
   EXPECT_EQ(dev->caps().ctx_depth, 64u);
   EXPECT_TRUE(dev->caps().push);
@@ -96,7 +113,7 @@ TEST_F(DeviceTest, OpenProgramsRingsAndEnablesLast) {
   EXPECT_EQ(hal.last_write(r::CCQ_HEAD), 0u);
 }
 
-TEST_F(DeviceTest, OpenRejectsWrongIdAndVersion) {
+TEST_P(DeviceTest, OpenRejectsWrongIdAndVersion) {
   hal.cfg.id = 0xDEADBEEF;
   auto d = Device::open(hal);
   ASSERT_FALSE(d);
@@ -110,7 +127,7 @@ TEST_F(DeviceTest, OpenRejectsWrongIdAndVersion) {
   EXPECT_TRUE(hal.writes.empty()) << "nothing may be written to a device we do not know";
 }
 
-TEST_F(DeviceTest, OpenRejectsBadConfig) {
+TEST_P(DeviceTest, OpenRejectsBadConfig) {
   DeviceConfig c;
   c.sq_entries = 48;
   auto d = Device::open(hal, c);
@@ -128,7 +145,7 @@ TEST_F(DeviceTest, OpenRejectsBadConfig) {
   EXPECT_EQ(hal.live_buffers(), 0u);
 }
 
-TEST_F(DeviceTest, CloseStopsTheEnginesAndFreesMemory) {
+TEST_P(DeviceTest, CloseStopsTheEnginesAndFreesMemory) {
   open();
   dev.reset();
   EXPECT_EQ(hal.writes.back().offset, r::CTRL);
@@ -139,7 +156,7 @@ TEST_F(DeviceTest, CloseStopsTheEnginesAndFreesMemory) {
 
 // A core that never carries CTRL.RESET out may still read or write the Device's memory: close
 // says so, and the memory is never handed back.
-TEST_F(DeviceTest, CloseKeepsTheMemoryWhenTheCoreDoesNotReset) {
+TEST_P(DeviceTest, CloseKeepsTheMemoryWhenTheCoreDoesNotReset) {
   DeviceConfig c;
   c.reset_timeout = 2us;
   open(c);
@@ -158,7 +175,7 @@ TEST_F(DeviceTest, CloseKeepsTheMemoryWhenTheCoreDoesNotReset) {
 
 // open() takes a device over from an owner that vanished without closing it: listeners,
 // connections and rings it left are gone before anything is programmed.
-TEST_F(DeviceTest, OpenTakesOverADeviceLeftDirty) {
+TEST_P(DeviceTest, OpenTakesOverADeviceLeftDirty) {
   open();
   hal.listeners[2] = testing::FakeListener{};
   hal.nodes[5] = testing::FakeNode{};
@@ -176,7 +193,7 @@ TEST_F(DeviceTest, OpenTakesOverADeviceLeftDirty) {
 
 // ------------------------------------------------------------------------------- CQP
 
-TEST_F(DeviceTest, ContextWriteReadRoundTrip) {
+TEST_P(DeviceTest, ContextWriteReadRoundTrip) {
   open();
   CmContext c = ctx_rev(2, true);
   c.vlan_en = true;
@@ -199,7 +216,7 @@ TEST_F(DeviceTest, ContextWriteReadRoundTrip) {
   EXPECT_FALSE(empty->valid);
 }
 
-TEST_F(DeviceTest, CqpWrapsSeveralLapsAndUpdatesCcqHead) {
+TEST_P(DeviceTest, CqpWrapsSeveralLapsAndUpdatesCcqHead) {
   open();
   const uint32_t n = dev->cqp().size();
   for (uint32_t i = 0; i < 3 * n + 5; ++i) {
@@ -213,7 +230,7 @@ TEST_F(DeviceTest, CqpWrapsSeveralLapsAndUpdatesCcqHead) {
   EXPECT_EQ(dev->cqp().polarity(), 0);  // 3 wraps
 }
 
-TEST_F(DeviceTest, CqpErrorsNameTheCodes) {
+TEST_P(DeviceTest, CqpErrorsNameTheCodes) {
   open();
   auto w = dev->cqp_write_context(64, ctx_rev(1, false));  // depth is 64
   ASSERT_FALSE(w);
@@ -229,7 +246,7 @@ TEST_F(DeviceTest, CqpErrorsNameTheCodes) {
   EXPECT_TRUE(dev->cqp_nop());  // the queue keeps working
 }
 
-TEST_F(DeviceTest, CqpTimeoutThenRecovery) {
+TEST_P(DeviceTest, CqpTimeoutThenRecovery) {
   DeviceConfig cfg;
   cfg.cqp_timeout = 2us;
   open(cfg);
@@ -248,7 +265,7 @@ TEST_F(DeviceTest, CqpTimeoutThenRecovery) {
 
 // ------------------------------------------------------------------------------- SQ
 
-TEST_F(DeviceTest, DoorbellPostWritesWqeAndCompletes) {
+TEST_P(DeviceTest, DoorbellPostWritesWqeAndCompletes) {
   open();
   ASSERT_TRUE(dev->cqp_write_context(3, ctx_rev(2, true)));
   const auto pd = bytes_of("hello");
@@ -295,7 +312,7 @@ TEST_F(DeviceTest, DoorbellPostWritesWqeAndCompletes) {
   EXPECT_TRUE(hal.frames[0].fin);
 }
 
-TEST_F(DeviceTest, PushWritesTheSameImageToThePushPage) {
+TEST_P(DeviceTest, PushWritesTheSameImageToThePushPage) {
   open();
   ASSERT_TRUE(dev->cqp_write_context(1, ctx_rev(1, false)));
   const auto pd = bytes_of("pushed private data, longer than thirty-two bytes");
@@ -306,6 +323,9 @@ TEST_F(DeviceTest, PushWritesTheSameImageToThePushPage) {
   w.wr_id = 77;
   auto idx = dev->post_reject(w);
   ASSERT_TRUE(idx);
+  // one write_push (the backend's one burst) to SQ 0's page, which the default splits into
+  // the 16 words of write_block
+  ASSERT_EQ(hal.push_bursts, std::vector<uint32_t>{r::push_page(0)});
   ASSERT_EQ(hal.push_images.size(), 1u);
   const auto ring = dev->sq().wqe(*idx);
   std::array<uint32_t, 16> expect{};
@@ -333,7 +353,7 @@ TEST_F(DeviceTest, PushWritesTheSameImageToThePushPage) {
   EXPECT_EQ(hal.frames[0].pd, u8(pd));
 }
 
-TEST_F(DeviceTest, DroppedPushIsReported) {
+TEST_P(DeviceTest, DroppedPushIsReported) {
   hal.cfg.accept_push = false;
   open();
   ASSERT_TRUE(dev->cqp_write_context(1, ctx_rev(1, false)));
@@ -351,7 +371,7 @@ TEST_F(DeviceTest, DroppedPushIsReported) {
   EXPECT_FALSE(hal.frames.at(0).from_push);
 }
 
-TEST_F(DeviceTest, PushNeedsThePushPage) {
+TEST_P(DeviceTest, PushNeedsThePushPage) {
   hal.cfg.push = false;
   open();
   RejectWqe w;
@@ -361,7 +381,7 @@ TEST_F(DeviceTest, PushNeedsThePushPage) {
   EXPECT_EQ(idx.error().code, Errc::kInvalidArgument);
 }
 
-TEST_F(DeviceTest, SqWrapsSeveralLapsMixingPushAndDoorbell) {
+TEST_P(DeviceTest, SqWrapsSeveralLapsMixingPushAndDoorbell) {
   DeviceConfig cfg;
   cfg.sq_entries = 4;
   cfg.cq_entries = 4;
@@ -392,7 +412,7 @@ TEST_F(DeviceTest, SqWrapsSeveralLapsMixingPushAndDoorbell) {
   EXPECT_EQ(dev->stats().unexpected_cqes, 0u);
 }
 
-TEST_F(DeviceTest, FullRingIsDetectedAndDrains) {
+TEST_P(DeviceTest, FullRingIsDetectedAndDrains) {
   DeviceConfig cfg;
   cfg.sq_entries = 8;
   cfg.cq_entries = 8;
@@ -416,19 +436,20 @@ TEST_F(DeviceTest, FullRingIsDetectedAndDrains) {
   }
 }
 
-TEST_F(DeviceTest, HardwareHoldsBackWhenCqHeadIsNotAdvanced) {
+TEST_P(DeviceTest, HardwareHoldsBackWhenCqHeadIsNotAdvanced) {
   DeviceConfig cfg;
   cfg.sq_entries = 4;
   cfg.cq_entries = 4;
   open(cfg);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(dev->post_nop(i));
   hal.run();
+  hal.settle();                  // the CQEs have landed before the one-shot polls below
   EXPECT_EQ(hal.cq_tail(), 3u);  // CQ of 4 holds at most 3 before the host moves CQ_HEAD
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(dev->poll_cq());
   EXPECT_EQ(hal.last_write(r::CQ_HEAD), 3u);
 }
 
-TEST_F(DeviceTest, InlineOrBufferPlacement) {
+TEST_P(DeviceTest, InlineOrBufferPlacement) {
   open();
   ASSERT_TRUE(dev->cqp_write_context(0, ctx_rev(1, false)));
   ASSERT_TRUE(dev->cqp_write_context(1, ctx_rev(1, false)));
@@ -470,7 +491,7 @@ TEST_F(DeviceTest, InlineOrBufferPlacement) {
   EXPECT_EQ(hal.frames[2].pd, u8(pd5));
 }
 
-TEST_F(DeviceTest, NoInlineWhenTheBuildLacksIt) {
+TEST_P(DeviceTest, NoInlineWhenTheBuildLacksIt) {
   hal.cfg.inline_pd = false;
   open();
   ASSERT_TRUE(dev->cqp_write_context(0, ctx_rev(1, false)));
@@ -484,7 +505,7 @@ TEST_F(DeviceTest, NoInlineWhenTheBuildLacksIt) {
   EXPECT_EQ(hal.frames.at(0).pd, u8(pd));
 }
 
-TEST_F(DeviceTest, PdIsCopiedAndStaysValidUntilTheCompletion) {
+TEST_P(DeviceTest, PdIsCopiedAndStaysValidUntilTheCompletion) {
   open();
   for (uint32_t id = 0; id < 3; ++id) ASSERT_TRUE(dev->cqp_write_context(id, ctx_rev(1, false)));
   hal.hold = true;
@@ -509,7 +530,7 @@ TEST_F(DeviceTest, PdIsCopiedAndStaysValidUntilTheCompletion) {
 }
 
 // The hardware's own checks: WQEs the Cm layer would refuse, posted through Device.
-TEST_F(DeviceTest, HardwareErrorCompletions) {
+TEST_P(DeviceTest, HardwareErrorCompletions) {
   open();
   ASSERT_TRUE(dev->cqp_write_context(1, ctx_rev(1, false)));
   ASSERT_TRUE(dev->cqp_write_context(2, ctx_rev(2, true)));
@@ -571,13 +592,14 @@ TEST_F(DeviceTest, HardwareErrorCompletions) {
   EXPECT_EQ(dev->stats().sq_errors, 10u);
 }
 
-TEST_F(DeviceTest, DuplicateAndUnknownCqesAreReported) {
+TEST_P(DeviceTest, DuplicateAndUnknownCqesAreReported) {
   open();
   auto idx = dev->post_nop(5);
   ASSERT_TRUE(idx);
   Completion c = wait(*idx);
   EXPECT_TRUE(c.ok());
   hal.inject_cqe(hal.last_cqe());  // the same CQE again
+  hal.settle();
   auto dup = dev->poll_cq();
   ASSERT_TRUE(dup);
   EXPECT_TRUE(dup->unexpected);
@@ -603,7 +625,7 @@ TEST_F(DeviceTest, DuplicateAndUnknownCqesAreReported) {
   EXPECT_TRUE(wait(*again).ok());
 }
 
-TEST_F(DeviceTest, WaitForOneKeepsTheOthersInOrder) {
+TEST_P(DeviceTest, WaitForOneKeepsTheOthersInOrder) {
   open();
   hal.hold = true;
   std::vector<uint16_t> idxs;
@@ -626,7 +648,7 @@ TEST_F(DeviceTest, WaitForOneKeepsTheOthersInOrder) {
 // no later post may take the same wqe_idx (and PD buffer) before the owner collects it, or
 // the owner's wait_completion_for(idx) could return the newer WQE's completion (seen as a
 // wr_id mix-up between threads in DriverThreads).
-TEST_F(DeviceTest, StashedCompletionKeepsItsSlot) {
+TEST_P(DeviceTest, StashedCompletionKeepsItsSlot) {
   DeviceConfig cfg;
   cfg.sq_entries = 8;
   cfg.cq_entries = 8;
@@ -672,7 +694,7 @@ TEST_F(DeviceTest, StashedCompletionKeepsItsSlot) {
   EXPECT_EQ(dev->stats().sq_completed, dev->stats().sq_posted);
 }
 
-TEST_F(DeviceTest, SqTimeout) {
+TEST_P(DeviceTest, SqTimeout) {
   open();
   hal.hold = true;
   auto idx = dev->post_nop();
@@ -686,7 +708,7 @@ TEST_F(DeviceTest, SqTimeout) {
 
 // ------------------------------------------------------------------------------- several SQs
 
-TEST_F(DeviceTest, NumSqMustFitTheDevice) {
+TEST_P(DeviceTest, NumSqMustFitTheDevice) {
   hal.cfg.num_sq = 2;
   for (unsigned n : {0u, 3u, 4u}) {
     DeviceConfig cfg;
@@ -731,7 +753,7 @@ TEST_F(DeviceTest, NumSqMustFitTheDevice) {
   EXPECT_EQ(dev->caps().num_sq, 4u);
 }
 
-TEST_F(DeviceTest, DoorbellsAndPushPagesNameTheSq) {
+TEST_P(DeviceTest, DoorbellsAndPushPagesNameTheSq) {
   DeviceConfig cfg;
   cfg.num_sq = 4;
   cfg.cq_entries = 256;
@@ -754,6 +776,8 @@ TEST_F(DeviceTest, DoorbellsAndPushPagesNameTheSq) {
     EXPECT_EQ(hal.writes.back().offset, r::SQ_PUSH_DB);
     EXPECT_EQ(hal.writes.back().value, db::SQ.put(q) | db::PI.put(2));
     EXPECT_EQ(hal.writes[hal.writes.size() - 2].offset, r::push_page(q) + 60);
+    ASSERT_FALSE(hal.push_bursts.empty());
+    EXPECT_EQ(hal.push_bursts.back(), r::push_page(q)) << "one write_push to SQ " << q << "'s page";
   }
   hal.run();
   for (unsigned q = 0; q < 4; ++q) {
@@ -772,7 +796,7 @@ TEST_F(DeviceTest, DoorbellsAndPushPagesNameTheSq) {
   EXPECT_EQ(hal.read32(r::STAT_SQ_DB_BAD), 0u);
 }
 
-TEST_F(DeviceTest, RingFullIsPerSq) {
+TEST_P(DeviceTest, RingFullIsPerSq) {
   DeviceConfig cfg;
   cfg.num_sq = 2;
   cfg.sq_entries = 4;
@@ -808,7 +832,7 @@ TEST_F(DeviceTest, RingFullIsPerSq) {
 }
 
 // The fake models the doorbell decode: an SQ number >= CAPS.NUM_SQ changes nothing.
-TEST_F(DeviceTest, FakeIgnoresADoorbellForAnAbsentSq) {
+TEST_P(DeviceTest, FakeIgnoresADoorbellForAnAbsentSq) {
   hal.cfg.num_sq = 2;
   DeviceConfig cfg;
   cfg.num_sq = 2;

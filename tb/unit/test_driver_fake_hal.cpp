@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace bouncer::testing {
 
@@ -12,18 +13,26 @@ namespace r = regs::reg;
 
 class FakeHal::Buf : public hal::DmaBuffer {
  public:
-  Buf(FakeHal* owner, uint64_t addr, size_t bytes) : owner_(owner), addr_(addr), mem_(bytes) {}
+  Buf(FakeHal* owner, uint64_t addr, size_t bytes, bool coherent, uint32_t seed)
+      : owner_(owner), addr_(addr), mem_(bytes, coherent, seed) {}
   ~Buf() override { owner_->unregister(addr_); }
-  std::span<std::byte> bytes() override { return mem_; }
+  std::span<std::byte> bytes() override { return mem_.cpu(); }
   uint64_t device_addr() const override { return addr_; }
-  void sync_to_device(size_t off, size_t len) override { owner_->record_sync(addr_ + off, len); }
-  void sync_from_device(size_t, size_t) override {}
-  std::span<std::byte> mem() { return mem_; }
+  void sync_to_device(size_t off, size_t len) override {
+    owner_->record_sync(addr_ + off, len);
+    mem_.to_device(off, len);
+  }
+  void sync_from_device(size_t off, size_t len) override {
+    owner_->record_sync_from(addr_ + off, len);
+    mem_.from_device(off, len);
+  }
+  /// Device memory.
+  std::span<std::byte> mem() { return mem_.device(); }
 
  private:
   FakeHal* owner_;
   uint64_t addr_;
-  std::vector<std::byte> mem_;
+  FakeDmaMemory mem_;
 };
 
 FakeHal::FakeHal() : FakeHal(Config{}) {}
@@ -40,8 +49,62 @@ FakeHal::FakeHal(Config c) : cfg(c) {
   regs_[r::TCP_CFG] = regs::field::TCP_CFG::MSS.put(1460) | regs::field::TCP_CFG::WSCALE.put(0);
   regs_[r::TCP_WND] = regs::kMpaReqMax;
   regs_[r::CM_ROUTE] = 1;
+  if (threaded()) {
+    dma_ = std::make_unique<FakeDmaEngine>(FakeDmaEngine::Options{
+        cfg.memory == FakeMemory::kThreaded, cfg.dma_seed, cfg.dma_max_delay});
+  }
 }
 FakeHal::~FakeHal() = default;
+
+void FakeHal::unregister(uint64_t addr) {
+  // The device never writes memory the driver has freed: what is in flight lands first.
+  if (dma_) dma_->drain();
+  bufs_.erase(addr);
+}
+
+void FakeHal::settle() {
+  if (dma_) dma_->drain();
+}
+
+std::byte* FakeHal::dev_ptr(uint64_t addr, size_t len) const {
+  auto it = bufs_.upper_bound(addr);
+  if (it == bufs_.begin()) return nullptr;
+  --it;
+  auto mem = it->second->mem();
+  const uint64_t off = addr - it->first;
+  if (off + len > mem.size()) return nullptr;
+  return mem.data() + off;
+}
+
+bool FakeHal::read_fails(uint64_t addr, size_t len) const {
+  for (const auto& [lo, hi] : dma_read_errors) {
+    if (addr < hi && addr + len > lo) return true;
+  }
+  return false;
+}
+
+bool FakeHal::dev_write(uint64_t addr, std::span<const std::byte> in, int valid_qword) {
+  std::byte* p = dev_ptr(addr, in.size());
+  if (p == nullptr) return false;
+  if (!dma_) {
+    if (!in.empty()) std::memcpy(p, in.data(), in.size());
+    return true;
+  }
+  for (size_t off = 0; off < in.size(); off += FakeDmaEngine::kMaxJob) {
+    const size_t n = std::min(FakeDmaEngine::kMaxJob, in.size() - off);
+    const int q = valid_qword - static_cast<int>(off / 8);
+    dma_->post(p + off, in.subspan(off, n), q >= 0 && static_cast<size_t>(q) * 8 < n ? q : -1);
+  }
+  return true;
+}
+
+std::optional<std::array<std::byte, 64>> FakeHal::fetch_wqe(uint64_t addr) const {
+  std::array<std::byte, 64> w{};
+  const std::byte* p = dev_ptr(addr, w.size());
+  if (p == nullptr) return std::nullopt;
+  std::memcpy(w.data(), p, w.size());
+  return w;
+}
 
 Result<std::unique_ptr<hal::DmaBuffer>> FakeHal::alloc_dma(size_t bytes, size_t align) {
   if (fail_alloc_after >= 0 && allocs_ >= fail_alloc_after) {
@@ -50,34 +113,28 @@ Result<std::unique_ptr<hal::DmaBuffer>> FakeHal::alloc_dma(size_t bytes, size_t 
   ++allocs_;
   const uint64_t a = std::max<uint64_t>(align, 64);
   next_addr_ = (next_addr_ + a - 1) / a * a;
-  auto b = std::make_unique<Buf>(this, next_addr_, bytes);
+  auto b = std::make_unique<Buf>(this, next_addr_, bytes, cfg.memory != FakeMemory::kNonCoherent,
+                                 cfg.dma_seed + ++buf_seed_);
   bufs_[next_addr_] = b.get();
   next_addr_ += bytes + 4096;  // gaps: a stray address hits nothing
   return std::unique_ptr<hal::DmaBuffer>(std::move(b));
 }
 
 bool FakeHal::dma_read(uint64_t addr, std::span<std::byte> out) const {
-  for (const auto& [lo, hi] : dma_read_errors) {
-    if (addr < hi && addr + out.size() > lo) return false;
-  }
-  auto it = bufs_.upper_bound(addr);
-  if (it == bufs_.begin()) return false;
-  --it;
-  auto mem = it->second->mem();
-  const uint64_t off = addr - it->first;
-  if (off + out.size() > mem.size()) return false;
-  if (!out.empty()) std::memcpy(out.data(), mem.data() + off, out.size());
+  if (read_fails(addr, out.size())) return false;
+  const std::byte* p = dev_ptr(addr, out.size());
+  if (p == nullptr) return false;
+  // The device's own writes to the range land before it reads it back.
+  if (dma_ && dma_->pending(p, out.size())) dma_->drain();
+  if (!out.empty()) std::memcpy(out.data(), p, out.size());
   return true;
 }
 
 bool FakeHal::dma_write(uint64_t addr, std::span<const std::byte> in) {
-  auto it = bufs_.upper_bound(addr);
-  if (it == bufs_.begin()) return false;
-  --it;
-  auto mem = it->second->mem();
-  const uint64_t off = addr - it->first;
-  if (off + in.size() > mem.size()) return false;
-  if (!in.empty()) std::memcpy(mem.data() + off, in.data(), in.size());
+  std::byte* p = dev_ptr(addr, in.size());
+  if (p == nullptr) return false;
+  if (dma_ && dma_->pending(p, in.size())) dma_->drain();
+  if (!in.empty()) std::memcpy(p, in.data(), in.size());
   return true;
 }
 
@@ -94,6 +151,7 @@ std::optional<uint32_t> FakeHal::last_write(uint32_t offset) const {
 }
 
 void FakeHal::reset_state() {
+  settle();  // the core resets only once its DMA is done
   ++resets_;
   dma_wr_err_ = false;
   qerr = 0;
@@ -102,6 +160,7 @@ void FakeHal::reset_state() {
   aeq_pending_.clear();
   for (auto& q : sqs_) q = SqHw{};
   cqp_ = WqRing{};
+  cqp_fetched_.clear();
   cq_ = CqRingHw{};
   ccq_ = CqRingHw{};
   aeq_ = CqRingHw{};
@@ -274,6 +333,7 @@ void FakeHal::write32(uint32_t off, uint32_t v) {
       break;
     case r::CQP_SIZE:
       cqp_ = WqRing{base(regs_, r::CQP_BASE_LO), v, 0, 0, 1};
+      cqp_fetched_.clear();
       break;
     case r::CCQ_SIZE:
       ccq_ = CqRingHw{base(regs_, r::CCQ_BASE_LO), v, 0, 0, 1};
@@ -295,7 +355,10 @@ void FakeHal::write32(uint32_t off, uint32_t v) {
       SqHw& sq = sqs_[q];
       const uint32_t pi = regs::field::SQ_DB::PI.get(v);
       const uint32_t n = sq.ring.size();
-      for (uint32_t i = sq.ring.pi; i != pi % n; i = (i + 1) % n) sq.db_cycle[i] = now_;
+      for (uint32_t i = sq.ring.pi; i != pi % n; i = (i + 1) % n) {
+        sq.db_cycle[i] = now_;
+        if (threaded()) sq.fetched[i] = fetch_wqe(sq.ring.base + uint64_t{i} * 64);
+      }
       sq.ring.pi = pi % n;
       if (off == r::SQ_PUSH_DB) {
         std::array<std::byte, 64> img;
@@ -305,6 +368,11 @@ void FakeHal::write32(uint32_t off, uint32_t v) {
       break;
     }
     case r::CQP_DB:
+      if (threaded()) {
+        for (uint32_t i = cqp_.pi; i != v % cqp_.size(); i = (i + 1) % cqp_.size()) {
+          cqp_fetched_[i] = fetch_wqe(cqp_.base + uint64_t{i} * 64);
+        }
+      }
       cqp_.pi = v % cqp_.size();
       break;
     default:
@@ -322,8 +390,18 @@ void FakeHal::write_block(uint32_t offset, std::span<const uint32_t> words) {
   hal::Device::write_block(offset, words);
 }
 
+void FakeHal::write_push(uint32_t offset, std::span<const uint64_t, 8> qwords) {
+  push_bursts.push_back(offset);
+  hal::Device::write_push(offset, qwords);  // the default: write_block of 16 words
+}
+
 void FakeHal::advance_host(uint64_t cycles) {
   reads_since_wait_ = 0;
+  if (dma_ && dma_->busy()) {
+    // Device writes in flight: time stands still until they land (the header).
+    std::this_thread::yield();
+    return;
+  }
   host_ += kCycle * static_cast<int64_t>(cycles);
   if (host_ > cfg.host_time_limit) {
     throw std::runtime_error("fake: host clock at " + std::to_string(host_.count()) +
@@ -332,7 +410,7 @@ void FakeHal::advance_host(uint64_t cycles) {
 }
 
 void FakeHal::wait_cycles(uint64_t cycles) {
-  now_ += cycles;
+  if (!(dma_ && dma_->busy())) now_ += cycles;
   advance_host(cycles);
   run();
 }
@@ -363,7 +441,7 @@ bool FakeHal::write_failed(uint64_t addr, size_t len) {
 void FakeHal::write_cqe(CqRingHw& cq, std::array<std::byte, 32>& img) {
   regs::put(img, regs::cqe::VALID, cq.pol);
   const uint64_t at = cq.base + uint64_t{cq.tail} * 32;
-  if (!write_failed(at, img.size())) dma_write(at, img);
+  if (!write_failed(at, img.size())) dev_write(at, img, regs::cqe::VALID.qword);
   cq.tail = (cq.tail + 1) % cq.size();
   if (cq.tail == 0) cq.pol ^= 1;
 }
@@ -381,7 +459,15 @@ void FakeHal::process_cqp() {
     const uint32_t idx = cqp_.ci;
     std::array<std::byte, 64> wqe{};
     uint16_t major = 0, minor = 0;
-    const bool fetched = dma_read(cqp_.base + uint64_t{idx} * 64, wqe);
+    bool fetched = false;
+    if (auto f = cqp_fetched_.find(idx); f != cqp_fetched_.end()) {
+      // fetched at the doorbell; a read error still fails it
+      fetched = f->second.has_value() && !read_fails(cqp_.base + uint64_t{idx} * 64, 64);
+      if (fetched) wqe = *f->second;
+      cqp_fetched_.erase(f);
+    } else {
+      fetched = dma_read(cqp_.base + uint64_t{idx} * 64, wqe);
+    }
     const auto op = static_cast<uint8_t>(regs::get(wqe, w::OPCODE));
     const auto cm_id = static_cast<uint32_t>(regs::get(wqe, w::CM_ID));
     const uint64_t ctx_addr = regs::get(wqe, w::CTX_ADDR);
@@ -417,7 +503,7 @@ void FakeHal::process_cqp() {
       if (auto n = nodes.find(cm_id); n != nodes.end()) ctx = node_context(n->second);
       if (!in_range) {
         err(regs::CqMajor::CTX, regs::CqMinor::CM_ID_RANGE);
-      } else if (!dma_write(ctx_addr, ctx)) {
+      } else if (!dev_write(ctx_addr, ctx)) {
         err(regs::CqMajor::DMA, regs::CqMinor::DMA_CTX);
       }
     } else if (op != static_cast<uint8_t>(regs::CqpOp::NOP)) {
@@ -476,7 +562,15 @@ bool FakeHal::process_one_sq_wqe(unsigned q) {
       }
       sq.pushed.erase(it);
     }
-    if (!from_push) fetched = dma_read(ring.base + uint64_t{idx} * 64, wqe);
+    if (auto f = sq.fetched.find(idx); f != sq.fetched.end()) {
+      if (!from_push) {  // fetched at the doorbell; a read error still fails it
+        fetched = f->second.has_value() && !read_fails(ring.base + uint64_t{idx} * 64, 64);
+        if (fetched) wqe = *f->second;
+      }
+      sq.fetched.erase(f);
+    } else if (!from_push) {
+      fetched = dma_read(ring.base + uint64_t{idx} * 64, wqe);
+    }
     const bool pshdrop = !from_push && regs::get(wqe, w::PUSHWQE) != 0;
     const auto op = static_cast<uint8_t>(regs::get(wqe, w::OPCODE));
     const auto cm_id = static_cast<uint32_t>(regs::get(wqe, w::CM_ID));
@@ -701,7 +795,7 @@ void FakeHal::pump_aeq() {
     aeq_pending_.pop_front();
     regs::put(ev.img, regs::aeqe::VALID, aeq_.pol);
     const uint64_t at = aeq_.base + uint64_t{aeq_.tail} * 32;
-    if (!write_failed(at, ev.img.size())) dma_write(at, ev.img);
+    if (!write_failed(at, ev.img.size())) dev_write(at, ev.img, regs::aeqe::VALID.qword);
     events_written.push_back(ev.img);
     aeq_.tail = (aeq_.tail + 1) % aeq_.size();
     if (aeq_.tail == 0) aeq_.pol ^= 1;
@@ -723,7 +817,7 @@ void FakeHal::write_stale_aeqe(std::span<const std::byte> aeqe32) {
   std::array<std::byte, 32> img{};
   std::memcpy(img.data(), aeqe32.data(), 32);
   regs::put(img, regs::aeqe::VALID, aeq_.pol ^ 1u);
-  dma_write(aeq_.base + uint64_t{aeq_.tail} * 32, img);
+  dev_write(aeq_.base + uint64_t{aeq_.tail} * 32, img, regs::aeqe::VALID.qword);
 }
 
 std::optional<uint32_t> FakeHal::inject_connect_request(const FakeRequest& r) {
@@ -771,7 +865,7 @@ std::optional<uint32_t> FakeHal::inject_connect_request(const FakeRequest& r) {
   }
   // The request PD goes to slot cm_id first, then the event that points at it.
   node.hosted = true;
-  if (!r.pd.empty()) dma_write(pd_base() + uint64_t{*id} * kSlot, std::as_bytes(std::span(r.pd)));
+  if (!r.pd.empty()) dev_write(pd_base() + uint64_t{*id} * kSlot, std::as_bytes(std::span(r.pd)));
   queue_event(event_image(*id, node, regs::AeqEvent::CONNECT_REQUEST), std::nullopt);
   return id;
 }

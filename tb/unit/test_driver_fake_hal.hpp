@@ -21,6 +21,16 @@
 // (host_now), 4 ns per cycle of wait_cycles() or of wait_for(). The engines' own work moves
 // only the device's count. The cycle counter can be made to misbehave (Config::cycles) to show
 // that no driver wait depends on it.
+//
+// Memory (Config::memory, fake_dma.hpp): kInline, the default, writes device memory at once
+// from the engines. kThreaded and kNonCoherent hand every device write to a DMA thread that
+// lands it later, qword by qword in a random order, VALID last, while the driver polls;
+// kNonCoherent also gives the CPU and the device separate copies of memory that only the
+// DmaBuffer syncs move between. In both, a doorbell (SQ_DB, SQ_PUSH_DB, CQP_DB) fetches the
+// WQEs it announces from device memory at once (the earliest a device may), so a WQE written
+// or synced after its doorbell is seen stale; and the clocks stand still while the DMA thread
+// has writes in flight (wait_for only yields then), so no driver wait times out because of how
+// that thread is scheduled.
 #pragma once
 
 #include <array>
@@ -30,6 +40,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <utility>
@@ -37,6 +48,7 @@
 
 #include "bouncer/hal.hpp"
 #include "bouncer/regs.hpp"
+#include "fake_dma.hpp"
 
 namespace bouncer::testing {
 
@@ -139,6 +151,10 @@ class FakeHal : public hal::Device {
     /// register reads and now_cycles() once a million of them came without a wait in between:
     /// a driver wait that never ends (or spins) fails the test instead of hanging it.
     std::chrono::nanoseconds host_time_limit = std::chrono::seconds(1);
+    /// How device memory behaves (fake_dma.hpp; the header above).
+    FakeMemory memory = FakeMemory::kInline;
+    uint32_t dma_seed = 1;                        // the DMA thread's and the caches' randomness
+    std::chrono::microseconds dma_max_delay{20};  // before a device write starts
   };
   static constexpr std::chrono::nanoseconds kCycle{4};  // host time per waited cycle (250 MHz)
   static constexpr uint64_t kStuckCycles = 0x0000'0001'2345'6789ull;  // Cycles::kStuck
@@ -151,6 +167,7 @@ class FakeHal : public hal::Device {
   uint32_t read32(uint32_t offset) override;
   void write32(uint32_t offset, uint32_t value) override;
   void write_block(uint32_t offset, std::span<const uint32_t> words) override;
+  void write_push(uint32_t offset, std::span<const uint64_t, 8> qwords) override;
   Result<std::unique_ptr<hal::DmaBuffer>> alloc_dma(size_t bytes, size_t align) override;
   void wait_cycles(uint64_t cycles) override;
   uint64_t now_cycles() override;
@@ -180,6 +197,10 @@ class FakeHal : public hal::Device {
   void inject_cqe(std::span<const std::byte> cqe32);
   /// The image of the last CQE the engine wrote to the CQ.
   std::array<std::byte, 32> last_cqe() const { return last_cqe_; }
+  /// kThreaded / kNonCoherent: waits until every device write posted so far has landed (a
+  /// test that looks at memory, or polls once, right after run()). Nothing in the other mode.
+  void settle();
+  bool threaded() const { return cfg.memory != FakeMemory::kInline; }
 
   // ---- passive CM, scripted by the test (the CM engine works regardless of `hold`)
   /// SYN .. complete MPA request on a listener: allocates a cm_id and, unless the listener
@@ -217,11 +238,15 @@ class FakeHal : public hal::Device {
   // ---- observations
   std::vector<MmioWrite> writes;
   std::vector<std::array<uint32_t, 16>> push_images;  // one per write_block to a push page
+  std::vector<uint32_t> push_bursts;  // offset of each write_push (then write_block records)
   std::vector<SyncRecord> syncs_to_device;
+  std::vector<SyncRecord> syncs_from_device;
   std::vector<FakeFrame> frames;
   std::map<uint32_t, std::array<std::byte, 64>> contexts;  // stored by WRITE_CM_CONTEXT
   uint32_t reg(uint32_t offset) const;  // last value written to a register (0 if never)
   size_t live_buffers() const { return bufs_.size(); }
+  /// Device memory (the device's copy when non-coherent), read or written at once; device
+  /// writes still in flight to the range land first.
   bool dma_read(uint64_t addr, std::span<std::byte> out) const;
   bool dma_write(uint64_t addr, std::span<const std::byte> in);
   /// Last written value of a register among `writes`, if any.
@@ -232,8 +257,9 @@ class FakeHal : public hal::Device {
   unsigned resets() const { return resets_; }  // CTRL.RESETs carried out
 
   class Buf;  // the DmaBuffer implementation
-  void unregister(uint64_t addr) { bufs_.erase(addr); }
+  void unregister(uint64_t addr);
   void record_sync(uint64_t addr, size_t len) { syncs_to_device.push_back({addr, len}); }
+  void record_sync_from(uint64_t addr, size_t len) { syncs_from_device.push_back({addr, len}); }
 
  private:
   struct WqRing {
@@ -276,8 +302,16 @@ class FakeHal : public hal::Device {
   void after_reject(uint32_t cm_id, FakeNode& n);
   void bump(uint32_t stat_offset) { ++cm_stats[stat_offset]; }
   void write_cqe(CqRingHw& cq, std::array<std::byte, 32>& img);
-  bool write_failed(uint64_t addr, size_t len);  // in dma_write_errors: sets DMA_WR_ERR
-  void reset_state();                            // what CTRL.RESET forgets
+  // A write by the device's engines: at once (kInline) or through the DMA thread, in pieces of
+  // at most 64 bytes, `valid_qword` (of the whole write) last. false: no buffer there.
+  bool dev_write(uint64_t addr, std::span<const std::byte> in, int valid_qword = -1);
+  // Where device memory at [addr, addr+len) is, or nullptr.
+  std::byte* dev_ptr(uint64_t addr, size_t len) const;
+  // The WQE at `addr` as the device sees it now (a doorbell's fetch).
+  std::optional<std::array<std::byte, 64>> fetch_wqe(uint64_t addr) const;
+  bool read_fails(uint64_t addr, size_t len) const;  // in dma_read_errors
+  bool write_failed(uint64_t addr, size_t len);      // in dma_write_errors: sets DMA_WR_ERR
+  void reset_state();                                // what CTRL.RESET forgets
   static uint64_t base(const std::map<uint32_t, uint32_t>& r, uint32_t lo);
 
   uint64_t now_ = 0;
@@ -299,6 +333,7 @@ class FakeHal : public hal::Device {
     std::array<uint32_t, 16> push_page{};
     std::map<uint32_t, std::array<std::byte, 64>> pushed;  // wqe_idx -> image from the page
     std::map<uint32_t, uint64_t> db_cycle;                 // wqe_idx -> doorbell time
+    std::map<uint32_t, std::optional<std::array<std::byte, 64>>> fetched;  // at the doorbell
   };
   bool process_one_sq_wqe(unsigned sq);
 
@@ -306,6 +341,7 @@ class FakeHal : public hal::Device {
   unsigned rr_last_ = regs::kNumSqMax - 1;  // round-robin: the SQ served last
   uint32_t stat_db_bad_ = 0;
   WqRing cqp_;
+  std::map<uint32_t, std::optional<std::array<std::byte, 64>>> cqp_fetched_;  // at CQP_DB
   CqRingHw cq_, ccq_, aeq_;
   std::deque<PendingEvent> aeq_pending_;
   std::array<uint32_t, 4> isn_key_{};
@@ -314,6 +350,8 @@ class FakeHal : public hal::Device {
   std::array<std::byte, 32> last_cqe_{};
   uint32_t stat_push_used_ = 0, stat_push_dropped_ = 0, stat_sq_wqes_ = 0, stat_cqp_wqes_ = 0;
   unsigned resets_ = 0;
+  uint32_t buf_seed_ = 0;
+  std::unique_ptr<FakeDmaEngine> dma_;  // kThreaded / kNonCoherent; last: stopped first
 };
 
 }  // namespace bouncer::testing

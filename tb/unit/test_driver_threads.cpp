@@ -48,8 +48,28 @@ CmContext host_ctx(uint32_t cm_id) {
   return c;
 }
 
-TEST(DriverThreads, ConcurrentPostersAndEventPoller) {
-  FakeHal hal;
+// Both tests run against each memory model of the fake (fake_dma.hpp): device writes made at
+// once, and landed by the fake's own DMA thread (coherent and non-coherent) while the threads
+// poll.
+class DriverThreads : public ::testing::TestWithParam<testing::FakeMemory> {
+ protected:
+  static FakeHal::Config fake_config() {
+    FakeHal::Config c;
+    c.memory = GetParam();
+    return c;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Memory, DriverThreads,
+                         ::testing::Values(testing::FakeMemory::kInline,
+                                           testing::FakeMemory::kThreaded,
+                                           testing::FakeMemory::kNonCoherent),
+                         [](const ::testing::TestParamInfo<testing::FakeMemory>& i) {
+                           return std::string(testing::fake_memory_name(i.param));
+                         });
+
+TEST_P(DriverThreads, ConcurrentPostersAndEventPoller) {
+  FakeHal hal(fake_config());
   DeviceConfig cfg;
   cfg.sq_entries = 16;
   cfg.cq_entries = 16;
@@ -152,11 +172,11 @@ TEST(DriverThreads, ConcurrentPostersAndEventPoller) {
 // poster, naming its SQ. A poster finds its SQ full only when the event thread's WQEs share
 // it (a slot is free again once its completion is handed out); it then collects its oldest
 // completion and tries again.
-TEST(DriverThreads, PostersOnDifferentSqs) {
+TEST_P(DriverThreads, PostersOnDifferentSqs) {
   constexpr unsigned kSqs = 4;
   constexpr unsigned kInFlight = 3;
   constexpr unsigned kEach = 60;
-  FakeHal hal;
+  FakeHal hal(fake_config());
   DeviceConfig cfg;
   cfg.num_sq = kSqs;
   cfg.sq_entries = 8;

@@ -2,7 +2,8 @@
 // Ring primitives shared by the SQ/CQ pair and the control queue (CQP/CCQ), after irdma's
 // IRDMA_RING_* helpers: a producer ring of 64-byte WQEs and a consumer ring of 32-byte CQEs,
 // both in host DMA memory, both with a VALID bit (qword 3 bit 63) whose expected value, the
-// polarity, starts at 1 and flips each time the ring index wraps to 0.
+// polarity, starts at 1 and flips each time the ring index wraps to 0. Every access to a
+// ring word is a 64-bit std::atomic_ref access ordered as hal.hpp's "Memory ordering" says.
 #pragma once
 
 #include <array>
@@ -54,9 +55,11 @@ class SqRing {
   /// Claims the slot at head(), advances head (flipping the polarity when it wraps to 0).
   /// nullopt when the ring is full.
   std::optional<WqeSlot> get_next_wqe();
-  /// Writes `image` (wqe_bytes long) into the slot with VALID = slot.polarity: every qword
-  /// but the header (qword 3) first, then a release fence (irdma's dma_wmb), then qword 3,
-  /// then sync_to_device. `image` itself is not modified.
+  /// Writes `image` (wqe_bytes long; shorter is zero-padded) into the slot with VALID =
+  /// slot.polarity: every qword but the header (qword 3) first, then
+  /// hal::to_device_barrier() (irdma's dma_wmb) and qword 3 with a release store, then
+  /// sync_to_device. The doorbell that follows goes through hal::write_doorbell. `image`
+  /// itself is not modified.
   void write_wqe(WqeSlot slot, std::span<const std::byte> image);
   /// CPU view of a slot as written (tests and diagnostics).
   std::span<const std::byte> wqe(uint32_t idx) const;
@@ -96,8 +99,10 @@ class CqRing {
   /// The VALID value the CQE at head() must carry to be new.
   uint8_t polarity() const { return polarity_; }
 
-  /// The CQE at head() if its VALID bit equals polarity() (copied after an acquire fence,
-  /// so the other qwords are at least as new as the header), else nullopt.
+  /// The CQE at head() if its VALID bit equals polarity(), else nullopt. VALID first: the
+  /// header qword is synced from the device and loaded with acquire; only when it is new,
+  /// hal::from_device_barrier(), the whole entry synced again and the other qwords read
+  /// (hal.hpp, "Memory ordering", rule 4).
   std::optional<Cqe> peek();
   /// Consumes the CQE at head(): head advances, the polarity flips when it wraps to 0.
   /// The caller then tells the hardware (write head() to CQ_HEAD / CCQ_HEAD).
