@@ -283,7 +283,9 @@ class Cm {
   /// The channel's eventfd (created on the first call, owned by the Cm): readable exactly
   /// while the channel holds events, as rdma_event_channel::fd. Nothing fills the channel
   /// while nobody calls the Cm unless the poller runs (start_poller). kInvalidArgument for an
-  /// unknown channel; kNoDevice when eventfd() fails.
+  /// unknown channel; kNoDevice when eventfd() fails. It is created O_NONBLOCK; the Cm reads
+  /// it only while it holds a count, so the application may clear O_NONBLOCK (the C API does)
+  /// but must not read it.
   Result<int> event_fd(ChannelId ch = {});
 
   // ---- events
