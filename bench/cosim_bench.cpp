@@ -12,12 +12,12 @@
 //   cosim_bench --rx --width 64|512 --mem-latency N [--rev 1,2] [--rx-pd 0,4,...]
 //               [--rx-samples N] [--out FILE]       (the RX-side points only, see below)
 //
-// The host is the real driver (bouncer_driver) on host-written contexts (Cm::write_context,
-// the diagnostic path, so no peer traffic shares the TX port). For each point (path, PD
-// length, rev, outstanding k, SQ count s) it writes `samples` contexts (at least 2k), then
-// posts one reject per context with Cm::post_reject, reject i on SQ i % s (the Device is
-// opened with the largest s of --sqs), while keeping at most k posted rejects whose CQE is
-// not yet in host memory, advancing the simulation one cycle at a time (and reading the
+// The host is the real driver (bouncer_driver) on host-written contexts
+// (ContextDiag::write_context, the diagnostic path, so no peer traffic shares the TX port). For
+// each point (path, PD length, rev, outstanding k, SQ count s) it writes `samples` contexts (at
+// least 2k), then posts one reject per context with ContextDiag::post_reject, reject i on SQ i % s
+// (the Device is opened with the largest s of --sqs), while keeping at most k posted rejects whose
+// CQE is not yet in host memory, advancing the simulation one cycle at a time (and reading the
 // probe FIFO while it waits). Stages (cycles, from the probe records of each reject, matched
 // by tag: SQ and wqe_idx, SQ and producer index, the context's remote port):
 //   doorbell_to_desc        DOORBELL -> DESC_AVAIL (WQE in the SQ engine);
@@ -70,6 +70,7 @@
 #include <vector>
 
 #include "bouncer/cm.hpp"
+#include "bouncer/cm_diag.hpp"
 #include "bouncer/device.hpp"
 #include "bouncer/peer/initiator.hpp"
 #include "bouncer/probe_bench.hpp"
@@ -215,8 +216,8 @@ Stats stats(std::vector<uint64_t> v) {
 class Bench {
  public:
   Bench(const Options& o, sim::Platform& plat, bouncer::hal::Device& hal, bouncer::Device& dev,
-        bouncer::Cm& cm, FILE* out)
-      : o_(o), plat_(plat), hal_(hal), dev_(dev), cm_(cm), out_(out) {}
+        bouncer::Cm& cm, bouncer::ContextDiag& diag, FILE* out)
+      : o_(o), plat_(plat), hal_(hal), dev_(dev), cm_(cm), diag_(diag), out_(out) {}
 
   // One point; false on an error (printed).
   bool point(const std::string& path, unsigned pd_len, unsigned rev, unsigned k, unsigned sqs) {
@@ -228,7 +229,7 @@ class Bench {
     std::vector<std::vector<std::byte>> pd(n);
     for (unsigned i = 0; i < n; ++i) {
       ctx[i] = bouncer::bench_context(rng_, i, rev, kLocalMac);
-      if (!cm_.write_context(i, ctx[i]).ok()) return fail("write_context");
+      if (!diag_.write_context(i, ctx[i]).ok()) return fail("write_context");
       pd[i].resize(pd_len);
       for (auto& b : pd[i]) b = static_cast<std::byte>(rng_());
     }
@@ -257,7 +258,7 @@ class Bench {
       while (posted < n && posted - seen < k) {
         opt.wr_id = posted;
         opt.sq = posted % sqs;
-        auto r = cm_.post_reject(posted, pd[posted], opt);
+        auto r = diag_.post_reject(posted, pd[posted], opt);
         if (!r.ok()) return fail("post_reject: " + r.error().message);
         idx[posted] = *r;
         db[posted] = last_write(db_reg);
@@ -280,7 +281,7 @@ class Bench {
     // Consume the completions (driver state, CQ_HEAD) and check them.
     std::vector<bouncer::Completion> comp;
     while (comp.size() < n) {
-      auto c = cm_.poll();
+      auto c = diag_.poll();
       if (!c) return fail("CQE seen in memory but not by the driver");
       comp.push_back(*c);
     }
@@ -409,15 +410,16 @@ class Bench {
         auto e = cm_.poll_event();
         if (!e.ok()) return fail("poll_event: " + e.error().message);
         if (e->has_value()) {
+          if (const auto* rc = std::get_if<bouncer::RejectComplete>(&**e)) {
+            if (!rc->completion.ok()) return fail("completion " + rc->completion.status());
+            continue;
+          }
           const auto* cr = std::get_if<bouncer::ConnectRequest>(&**e);
           if (!cr || autorej)
             return fail(std::string("unexpected event ") + bouncer::event_name(**e));
           port_of[cr->cm_id] = cr->tuple.remote_port;
-          auto r = cm_.post_reject(cr->cm_id, pd, ro);
+          auto r = cm_.post_reject(cr->handle, pd, ro);
           if (!r.ok()) return fail("post_reject: " + r.error().message);
-        }
-        while (auto c = cm_.poll()) {
-          if (!c->ok()) return fail("completion " + c->status());
         }
         hal_.wait_cycles(1);
         if (hal_.now_cycles() > deadline) return fail("RX point: peer did not finish");
@@ -582,6 +584,7 @@ class Bench {
   bouncer::hal::Device& hal_;
   bouncer::Device& dev_;
   bouncer::Cm& cm_;
+  bouncer::ContextDiag& diag_;
   FILE* out_;
   std::mt19937_64 rng_{42};
   uint32_t watch_ = 0;
@@ -642,7 +645,8 @@ extern "C" int sc_main(int argc, char** argv) {
         return;
       }
       bouncer::Cm cm(**dev);
-      Bench b(o, plat, hal, **dev, cm, out);
+      bouncer::ContextDiag diag(**dev);
+      Bench b(o, plat, hal, **dev, cm, diag, out);
       if (!(*dev)->caps().probes) {
         std::fprintf(stderr, "cosim_bench: CAPS.PROBES is 0: this build has no latency probes\n");
         ok = false;

@@ -108,8 +108,8 @@ int run_bench_on(Device& dev, const BenchOptions& o, const ProbeBenchConfig& cfg
     fmt::print(stderr, "{}: {}\n", who, ready.error().message);
     return 1;
   }
-  Cm cm(dev);
-  auto recs = run_probe_bench(dev, cm, cfg);
+  ContextDiag diag(dev);
+  auto recs = run_probe_bench(dev, diag, cfg);
   if (!recs) {
     fmt::print(stderr, "{}: {}\n", who, recs.error().message);
     return 1;

@@ -207,7 +207,7 @@ int run_bridge_mode(const SimOptions& o) {
             RejectOptions ro;
             ro.wr_id = requests;
             ro.unsafe_wire_pd = o.unsafe_wire_pd;
-            auto r = cm.reject(cr->cm_id, pd, ro);
+            auto r = cm.reject(cr->handle, pd, ro);
             if (r) ++rejects_ok;
             emit(fmt::format(
                 R"({{"event":"reject","n":{},"cm_id":{},"status":"{}","pd_len":{},"pd_hex":"{}",)"
@@ -216,7 +216,7 @@ int run_bridge_mode(const SimOptions& o) {
                 hal.now_cycles()));
             last_activity = hal.now_cycles();
           } else if (auto* pr = std::get_if<PeerReset>(&e)) {
-            auto r = cm.reject(pr->cm_id, {});  // frees the cm_id (CTX/PEER_RESET)
+            auto r = cm.reject(pr->handle, {});  // frees the cm_id (CTX/PEER_RESET)
             emit(fmt::format(R"({{"event":"peer_reset","cm_id":{},"cleanup":"{}"}})", pr->cm_id,
                              r ? "ok" : r.error().message));
           } else if (auto* me = std::get_if<MpaError>(&e)) {

@@ -13,7 +13,7 @@
 #include <span>
 #include <vector>
 
-#include "bouncer/cm.hpp"
+#include "bouncer/cm_diag.hpp"
 #include "bouncer/device.hpp"
 #include "bouncer/sim/platform.hpp"
 #include "output_file.hpp"
@@ -317,7 +317,7 @@ int run_context_mode(const SimOptions& o) {
         rc = 1;
         return;
       }
-      Cm cm(**dev);
+      ContextDiag cm(**dev);
       std::mt19937_64 rng(o.seed);
       for (unsigned i = 0; i < o.connections; ++i) {
         if (auto w = cm.write_context(i, make_context(i, o, rng)); !w) {

@@ -291,7 +291,7 @@ int run_peer_mode(const SimOptions& o) {
               ro.wr_id = i;
             }
             ro.unsafe_wire_pd = o.unsafe_wire_pd;
-            auto r = cm.reject(cr->cm_id, pd, ro);  // fin_policy DEFAULT: the listener's
+            auto r = cm.reject(cr->handle, pd, ro);  // fin_policy DEFAULT: the listener's
             if (it != by_tuple.end()) {
               Conn& c = conns[it->second];
               if (r) {
@@ -307,7 +307,7 @@ int run_peer_mode(const SimOptions& o) {
               }
             }
           } else if (auto* pr = std::get_if<PeerReset>(&e)) {
-            auto r = cm.reject(pr->cm_id, {});  // frees the cm_id; completes with PEER_RESET
+            auto r = cm.reject(pr->handle, {});  // frees the cm_id; completes with PEER_RESET
             if (auto it = by_cm_id.find(pr->cm_id); it != by_cm_id.end()) {
               conns[it->second].decision = "peer reset";
             }

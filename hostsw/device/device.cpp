@@ -8,6 +8,7 @@
 #include <cstring>
 #include <utility>
 
+#include "bouncer/device_faults.hpp"
 #include "passive_internal.hpp"
 
 namespace bouncer {
@@ -571,8 +572,14 @@ Result<void> Device::cqp_raw(uint8_t opcode, uint32_t cm_id, std::span<const std
 
 // ------------------------------------------------------------------------------- SQ
 
-Result<uint16_t> Device::post_reject(const RejectWqe& w) {
+Result<uint16_t> Device::post_reject(const RejectWqe& w) { return post_reject_with(w, nullptr); }
+
+// `faults` (tests only, bouncer/device_faults.hpp): raw WQE fields the hardware must refuse.
+Result<uint16_t> Device::post_reject_with(const RejectWqe& w,
+                                          const testing::RejectWqeFaults* faults) {
   std::lock_guard lk(mu_);
+  const testing::RejectWqeFaults none;
+  const testing::RejectWqeFaults& x = faults != nullptr ? *faults : none;
   namespace f = regs::sq_wqe;
   if (w.cm_id > 0xFFFFFF) {
     return make_error(Errc::kInvalidArgument, fmt::format("cm_id {} exceeds 24 bits", w.cm_id));
@@ -613,12 +620,12 @@ Result<uint16_t> Device::post_reject(const RejectWqe& w) {
     pd_area_->sync_to_device(off, w.pd.size());
   }
   std::array<std::byte, regs::kSqWqeBytes> img{};
-  const bool inline_pd = w.force_inline || (!w.pd_addr_override && w.allow_inline &&
-                                            caps_.inline_pd && w.pd.size() <= regs::kInlinePdMax);
+  const bool inline_pd = x.force_inline || (!x.pd_addr && w.allow_inline && caps_.inline_pd &&
+                                            w.pd.size() <= regs::kInlinePdMax);
   if (inline_pd) {
     std::copy_n(w.pd.begin(), std::min<size_t>(w.pd.size(), regs::kInlinePdMax),
                 img.begin() + f::INLINE_PD.byte_offset());
-  } else if (w.pd_area && !w.pd_addr_override) {
+  } else if (w.pd_area && !x.pd_addr) {
     regs::put(img, f::PD_ADDR, pd_area_addr(w.cm_id));
   } else {
     // rdma_reject semantics: the caller's buffer may be reused on return, so copy the PD into
@@ -626,20 +633,19 @@ Result<uint16_t> Device::post_reject(const RejectWqe& w) {
     const size_t off = (size_t{w.sq} * cfg_.sq_entries + slot->wqe_idx) * kPdSlotBytes;
     std::copy_n(w.pd.begin(), w.pd.size(), pd_pool_->bytes().begin() + off);
     pd_pool_->sync_to_device(off, std::max<size_t>(w.pd.size(), 1));
-    regs::put(img, f::PD_ADDR, w.pd_addr_override.value_or(pd_pool_->device_addr() + off));
+    regs::put(img, f::PD_ADDR, x.pd_addr.value_or(pd_pool_->device_addr() + off));
   }
   regs::put(img, f::CM_ID, w.cm_id);
-  regs::put(img, f::PD_LEN, w.pd_len_override.value_or(static_cast<uint16_t>(w.pd.size())));
+  regs::put(img, f::PD_LEN, x.pd_len.value_or(static_cast<uint16_t>(w.pd.size())));
   regs::put(img, f::WR_ID, w.wr_id);
   regs::put(img, f::IRD_ORD, w.ird_ord.value_or(0));
-  regs::put(img, f::OPCODE,
-            w.opcode_override.value_or(static_cast<uint8_t>(regs::SqOp::MPA_REJECT)));
+  regs::put(img, f::OPCODE, x.opcode.value_or(static_cast<uint8_t>(regs::SqOp::MPA_REJECT)));
   regs::put(img, f::PUSHWQE, w.push);
   regs::put(img, f::PD_INLINE, inline_pd);
   regs::put(img, f::IRD_ORD_VALID, w.ird_ord.has_value());
   regs::put(img, f::FIN_POLICY, static_cast<uint64_t>(policy));
   queues::WqeSlot pub = *slot;
-  if (w.stale) pub.polarity ^= 1u;  // a slot the hardware must see as not written on this lap
+  if (x.stale) pub.polarity ^= 1u;  // a slot the hardware must see as not written on this lap
   publish_sq(w.sq, pub, img, w.push, w.wr_id, w.cm_id);
   return slot->wqe_idx;
 }
@@ -1014,6 +1020,40 @@ Result<Completion> Device::wait_completion_for(unsigned sq, uint16_t wqe_idx,
     }
     dl.pause(cfg_.poll_interval);
   }
+}
+
+// ------------------------------------------------------------------------------- for the Cm
+
+std::chrono::nanoseconds Device::host_now() {
+  std::lock_guard lk(mu_);
+  return hal_.host_now();
+}
+
+void Device::pause(std::chrono::nanoseconds d) {
+  std::lock_guard lk(mu_);
+  hal_.wait_for(d);
+}
+
+std::optional<Completion> Device::poll_cq_if(const std::function<bool(const Completion&)>& mine) {
+  std::lock_guard lk(mu_);
+  for (auto it = stash_.begin(); it != stash_.end(); ++it) {
+    if (mine(*it)) {
+      const Completion c = *it;
+      stash_.erase(it);
+      return handed_out(c);
+    }
+  }
+  while (auto c = reap_one()) {
+    if (mine(*c)) return handed_out(*c);
+    stash_.push_back(*c);
+  }
+  return std::nullopt;
+}
+
+unsigned Device::listeners_installed() {
+  std::lock_guard lk(mu_);
+  return static_cast<unsigned>(
+      std::count_if(tmpl_.begin(), tmpl_.end(), [](const auto& b) { return b != nullptr; }));
 }
 
 }  // namespace bouncer

@@ -28,7 +28,7 @@ void fill_stats(ProbeLatency& r, std::vector<uint64_t> v) {
 
 class ProbeBench {
  public:
-  ProbeBench(Device& dev, Cm& cm, const ProbeBenchConfig& cfg)
+  ProbeBench(Device& dev, ContextDiag& cm, const ProbeBenchConfig& cfg)
       : dev_(dev), cm_(cm), hal_(dev.hal()), cfg_(cfg) {}
 
   Result<void> point(const std::string& path, unsigned pd_len, unsigned rev, unsigned k,
@@ -150,7 +150,7 @@ class ProbeBench {
 
  private:
   Device& dev_;
-  Cm& cm_;
+  ContextDiag& cm_;
   hal::Device& hal_;
   const ProbeBenchConfig& cfg_;
   std::mt19937_64 rng_{4791};
@@ -227,7 +227,7 @@ CmContext bench_context(std::mt19937_64& rng, uint32_t cm_id, unsigned rev,
   return c;
 }
 
-Result<std::vector<ProbeLatency>> run_probe_bench(Device& dev, Cm& cm,
+Result<std::vector<ProbeLatency>> run_probe_bench(Device& dev, ContextDiag& cm,
                                                   const ProbeBenchConfig& cfg) {
   if (!dev.caps().probes) {
     return Error{Errc::kState, "this build has no latency probes (CAPS.PROBES = 0)"};

@@ -23,6 +23,8 @@ const char* errc_name(Errc e) {
       return "queue error";
     case Errc::kNoMemory:
       return "out of DMA memory";
+    case Errc::kNotSupported:
+      return "not supported";
   }
   return "unknown error";
 }

@@ -39,10 +39,13 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "bouncer/cm.hpp"
 #include "bouncer/device.hpp"
+#include "bouncer/device_faults.hpp"
 #include "bouncer/hal.hpp"
 #include "bouncer/regs.hpp"
 #include "golden/frame_parser.hpp"
@@ -698,7 +701,23 @@ class Run {
   }
 
   void poll_completions() {
-    while (auto c = cm_->poll()) complete(*c);
+    while (auto c = dev_->poll_cq()) complete(*c);
+  }
+
+  // One event: requests and resets are held; a RejectComplete ends a Cm reject.
+  void on_event(const bouncer::Event& e) {
+    if (verbose()) std::fprintf(stderr, "fuzz_core: event %s\n", bouncer::event_name(e));
+    if (const auto* cr = std::get_if<bouncer::ConnectRequest>(&e)) {
+      held_[cr->cm_id] = cr->handle;
+      ++requests_;
+    }
+    if (const auto* pr = std::get_if<bouncer::PeerReset>(&e)) held_[pr->cm_id] = pr->handle;
+    if (const auto* rc = std::get_if<bouncer::RejectComplete>(&e)) {
+      if (cm_posted_.erase({rc->handle.cm_id, rc->handle.gen}) != 1) {
+        violation("a RejectComplete for no reject posted", rc->completion.status());
+      }
+      ++completed_;
+    }
   }
 
   // Events; each held request is rejected (PD length, FIN policy, push from the input) or
@@ -708,12 +727,7 @@ class Run {
       auto ev = cm_->poll_event();
       if (!ev) violation("poll_event failed:", ev.error().message);
       if (!*ev) break;
-      if (verbose()) std::fprintf(stderr, "fuzz_core: event %s\n", bouncer::event_name(**ev));
-      if (const auto* cr = std::get_if<bouncer::ConnectRequest>(&**ev)) {
-        held_.insert(cr->cm_id);
-        ++requests_;
-      }
-      if (const auto* pr = std::get_if<bouncer::PeerReset>(&**ev)) held_.insert(pr->cm_id);
+      on_event(**ev);
     }
     for (auto it = held_.begin(); it != held_.end();) {
       const uint8_t v = from_input ? in_.u8() : 0;
@@ -721,7 +735,7 @@ class Run {
         ++it;
         continue;
       }
-      const auto st = cm_->node_state(*it);
+      const auto st = cm_->node_state(it->second);
       if (st != bouncer::NodeState::kHeld && st != bouncer::NodeState::kHeldReset) {
         it = held_.erase(it);
         continue;
@@ -733,18 +747,27 @@ class Run {
       o.fin_policy = pols[(v >> 3) & 3];
       o.push = (v >> 5) & 1;
       o.unsafe_wire_pd = true;
-      post_until_room([&] { return cm_->post_reject(*it, pd, o); });
+      const bouncer::ConnHandle h = it->second;
+      post_until_room([&] { return cm_->post_reject(h, pd, o); },
+                      [&] {
+                        cm_posted_.insert({h.cm_id, h.gen});
+                      });
       it = held_.erase(it);
     }
     poll_completions();
   }
 
-  template <class F>
-  void post_until_room(F&& post) {
+  // post() until it finds room; `posted` runs once it succeeded (a Cm reject: its
+  // RejectComplete is awaited), a wqe_idx is recorded (a raw WQE).
+  template <class F, class G>
+  void post_until_room(F&& post, G&& posted) {
     for (int tries = 0; tries < 1000; ++tries) {
       auto r = post();
       if (r) {
-        if (!posted_.insert(*r).second) violation("wqe_idx posted twice while outstanding");
+        if constexpr (std::is_same_v<std::decay_t<decltype(r)>, bouncer::Result<uint16_t>>) {
+          if (!posted_.insert(*r).second) violation("wqe_idx posted twice while outstanding");
+        }
+        posted();
         return;
       }
       if (r.error().code != bouncer::Errc::kRingFull) return;  // refused, nothing posted
@@ -761,16 +784,12 @@ class Run {
     for (;;) {
       auto ev = cm_->poll_event();
       if (!ev || !*ev) break;
-      if (const auto* cr = std::get_if<bouncer::ConnectRequest>(&**ev)) {
-        held_.insert(cr->cm_id);
-        ++requests_;
-      }
-      if (const auto* pr = std::get_if<bouncer::PeerReset>(&**ev)) held_.insert(pr->cm_id);
+      on_event(**ev);
     }
   }
 
   void raw_wqe() {
-    bouncer::RejectWqe w;
+    bouncer::testing::FaultyRejectWqe w;
     w.cm_id = in_.u8() % 80;  // 64 cm_ids: some out of range
     const uint8_t v = in_.u8();
     std::vector<std::byte> pd(in_.u8() % 64, std::byte{0x33});
@@ -779,13 +798,13 @@ class Run {
     w.push = (v >> 1) & 1;
     w.allow_inline = (v >> 2) & 1;
     w.fin_policy = static_cast<R::FinPolicy>((v >> 3) & 3);
-    if ((v >> 5) & 1) w.opcode_override = in_.u8();
-    if ((v >> 6) & 1) w.pd_len_override = in_.u16() % 1100;
+    if ((v >> 5) & 1) w.opcode = in_.u8();
+    if ((v >> 6) & 1) w.pd_len = in_.u16() % 1100;
     if ((v >> 7) & 1) {
       const uint8_t a = in_.u8();
-      w.pd_addr_override = (a & 1) ? 0x40000000ull + a : kMemBase + kMemBytes - 64 + (a >> 1);
+      w.pd_addr = (a & 1) ? 0x40000000ull + a : kMemBase + kMemBytes - 64 + (a >> 1);
     }
-    post_until_room([&] { return dev_->post_reject(w); });
+    post_until_room([&] { return bouncer::testing::DeviceFaults::post_reject(*dev_, w); }, [] {});
     poll_completions();
   }
 
@@ -804,8 +823,8 @@ class Run {
       core_.run(256);
       sync_tx();
       poll_completions();
-      if (core_.rx_idle(quiet) && held_.empty() && posted_.empty() && dev_->sq_outstanding() == 0 &&
-          dev_->cm_conns() == 0) {
+      if (core_.rx_idle(quiet) && held_.empty() && posted_.empty() && cm_posted_.empty() &&
+          dev_->sq_outstanding() == 0 && dev_->cm_conns() == 0) {
         if (verbose()) {
           std::fprintf(stderr, "fuzz_core: cycle %6llu drained\n",
                        static_cast<unsigned long long>(core_.cycles()));
@@ -839,8 +858,9 @@ class Run {
   std::array<Peer, 4> peers_;
   std::set<Tuple> seen_;
   Bytes last_;
-  std::set<uint32_t> held_;
-  std::set<uint16_t> posted_;
+  std::map<uint32_t, bouncer::ConnHandle> held_;       // cm_id -> the request's handle
+  std::set<uint16_t> posted_;                          // wqe_idx of raw WQEs in flight
+  std::set<std::pair<uint32_t, uint32_t>> cm_posted_;  // (cm_id, gen) of Cm rejects in flight
   uint64_t tx_frames_ = 0, synacks_ = 0, rejects_ = 0, requests_ = 0, completed_ = 0;
   size_t rx_frames_ = 0;
 };

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -43,7 +44,9 @@
 #include <vector>
 
 #include "bouncer/cm.hpp"
+#include "bouncer/cm_diag.hpp"
 #include "bouncer/device.hpp"
+#include "bouncer/device_faults.hpp"
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
 #include "golden/frame_parser.hpp"
@@ -745,6 +748,7 @@ struct Conn {
   std::vector<bouncer::MpaError> mpa_errors;
   std::vector<R::AeqEvent> terminals;  // consumed by the driver (terminal observer)
   std::optional<uint32_t> cm_id;
+  bouncer::ConnHandle handle;  // of the last request
 };
 
 class Scenario {
@@ -780,7 +784,8 @@ class Scenario {
     return conns.size() - 1;
   }
 
-  // Post rejects without waiting for their completions (Cm::post_reject + Cm::poll).
+  // Post rejects without waiting for their completions (Cm::post_reject; the completion
+  // comes back as a RejectComplete event).
   bool pipelined = false;
 
   // The host's reaction to one event (the default program: reject with the plan).
@@ -790,12 +795,13 @@ class Scenario {
       auto it = by_tuple_.find({cr->tuple.remote_ip, cr->tuple.remote_port});
       if (it == by_tuple_.end()) {
         unknown.push_back(e);
-        (void)cm_.reject(cr->cm_id, {});
+        (void)cm_.reject(cr->handle, {});
         return;
       }
       Conn& c = conns[it->second];
       by_cm_id_[cr->cm_id] = it->second;
       c.cm_id = cr->cm_id;
+      c.handle = cr->handle;
       c.requests.push_back(*cr);
       c.event_cycle = now;
       if (c.hold) return;
@@ -817,6 +823,19 @@ class Scenario {
       }
       conns[it->second].mpa_errors.push_back(*me);
       conns[it->second].cm_id = me->cm_id;
+    } else if (const auto* rc = std::get_if<bouncer::RejectComplete>(&e)) {
+      auto it = inflight_.find({rc->handle.cm_id, rc->handle.gen});
+      if (it == inflight_.end()) {
+        ++stray_completions;
+        return;
+      }
+      Conn& c = conns[it->second];
+      inflight_.erase(it);
+      if (rc->completion.ok()) {
+        c.completion = rc->completion;
+      } else {
+        c.reject_error = bouncer::completion_error(rc->completion);
+      }
     }
   }
 
@@ -824,44 +843,29 @@ class Scenario {
   void reject(Conn& c) {
     if (pipelined) {
       for (;;) {
-        auto idx = cm_.post_reject(*c.cm_id, c.reject_pd, c.opts);
-        if (idx) {
-          inflight_[*idx] = static_cast<size_t>(&c - conns.data());
+        auto r = cm_.post_reject(c.handle, c.reject_pd, c.opts);
+        if (r) {
+          inflight_[{c.handle.cm_id, c.handle.gen}] = static_cast<size_t>(&c - conns.data());
           break;
         }
-        if (idx.error().code != bouncer::Errc::kRingFull) {
-          c.reject_error = idx.error();
+        if (r.error().code != bouncer::Errc::kRingFull) {
+          c.reject_error = r.error();
           return;
         }
+        // The SQ is full: let completions come back (as events, handled after this one).
         hal_.wait_cycles(32);
-        drain_completions();
+        auto ev = cm_.poll_event();
+        if (ev && *ev) deferred_.push_back(**ev);
       }
       c.posted_cycle = hal_.now_cycles();
       return;
     }
-    auto r = cm_.reject(*c.cm_id, c.reject_pd, c.opts);
+    auto r = cm_.reject(c.handle, c.reject_pd, c.opts);
     c.posted_cycle = hal_.now_cycles();
     if (r) {
       c.completion = *r;
     } else {
       c.reject_error = r.error();
-    }
-  }
-
-  void drain_completions() {
-    while (auto comp = cm_.poll()) {
-      auto it = inflight_.find(comp->wqe_idx);
-      if (it == inflight_.end()) {
-        ++stray_completions;
-        continue;
-      }
-      Conn& c = conns[it->second];
-      inflight_.erase(it);
-      if (comp->ok()) {
-        c.completion = *comp;
-      } else {
-        c.reject_error = bouncer::completion_error(*comp);
-      }
     }
   }
 
@@ -871,6 +875,16 @@ class Scenario {
             const std::function<void(const bouncer::Event&)>& on_event = {}, uint64_t poll = 64) {
     const uint64_t deadline = hal_.now_cycles() + max_cycles;
     for (;;) {
+      if (!deferred_.empty()) {
+        const bouncer::Event e = deferred_.front();
+        deferred_.pop_front();
+        if (on_event) {
+          on_event(e);
+        } else {
+          handle(e);
+        }
+        continue;
+      }
       auto ev = cm_.poll_event();
       if (!ev) {
         ADD_FAILURE() << "poll_event: " << ev.error().message;
@@ -884,7 +898,6 @@ class Scenario {
         }
         continue;
       }
-      if (pipelined) drain_completions();
       if (done()) return true;
       if (hal_.now_cycles() >= deadline) return false;
       hal_.wait_cycles(poll);
@@ -1073,7 +1086,8 @@ class Scenario {
   Cm& cm_;
   std::map<std::pair<uint32_t, uint16_t>, size_t> by_tuple_;
   std::map<uint32_t, size_t> by_cm_id_;
-  std::map<uint16_t, size_t> inflight_;  // wqe_idx -> conn
+  std::map<std::pair<uint32_t, uint32_t>, size_t> inflight_;  // (cm_id, gen) -> conn
+  std::deque<bouncer::Event> deferred_;  // read while waiting for a free SQ slot
 };
 
 // Opens the device, listens on kPort with `lo` (local MAC, TTL, TOS filled in).

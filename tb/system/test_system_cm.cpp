@@ -293,7 +293,7 @@ TEST_P(SystemCm, PeerRstWhileHostHoldsRequest) {
     EXPECT_EQ(cm.node_state(*c.cm_id), bouncer::NodeState::kHeldReset);
     EXPECT_EQ(dev.cm_conns(), 1u) << "the node stays until the host rejects it";
     const size_t tx_before = plat.tx_frames().size();
-    auto r = cm.reject(*c.cm_id, c.reject_pd);
+    auto r = cm.reject(c.handle, c.reject_pd);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, bouncer::Errc::kHardware);
     EXPECT_EQ(r.error().hw_major, static_cast<uint16_t>(R::CqMajor::CTX));

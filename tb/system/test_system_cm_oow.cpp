@@ -173,7 +173,7 @@ TEST_P(SystemCmOow, DuplicateAndOutOfWindowSegments) {
 
       // 9. the host rejects (listener policy IRDMA: reject + FIN)
       const auto rej_pd = to_bytes(text_pd("not today", 9));
-      auto comp = cm.reject(cm_id, rej_pd);
+      auto comp = cm.reject(cr->handle, rej_pd);
       ASSERT_TRUE(comp.ok()) << comp.error().message;
       hal.wait_cycles(2000);
       std::vector<std::vector<uint8_t>> got;
@@ -335,7 +335,7 @@ TEST_P(SystemCmOow, HandMadeClosesAndErrors) {
         ASSERT_NE(cr, nullptr);
         EXPECT_EQ(to_u8(cr->private_data), pd);
         const uint32_t id = cr->cm_id;
-        ASSERT_TRUE(cm.reject(id, rej_pd).ok());
+        ASSERT_TRUE(cm.reject(cr->handle, rej_pd).ok());
         got = a.collect();
         hal.wait_cycles(1000);
         auto more = a.collect();
@@ -440,7 +440,7 @@ TEST_P(SystemCmOow, HandMadeClosesAndErrors) {
         const uint32_t id = cr->cm_id;
         RejectOptions o;
         o.fin_policy = R::FinPolicy::SIW_SAFE;
-        ASSERT_TRUE(cm.reject(id, rej_pd, o).ok());
+        ASSERT_TRUE(cm.reject(cr->handle, rej_pd, o).ok());
         hal.wait_cycles(1000);
         auto got = f.collect();
         const auto rp = f.ex.reject_params(rej_pd, false, std::nullopt);
@@ -489,7 +489,7 @@ TEST_P(SystemCmOow, HandMadeClosesAndErrors) {
         auto none = cm.poll_event();
         ASSERT_TRUE(none.ok());
         EXPECT_FALSE(none->has_value()) << "the peer's FIN is no event for the application";
-        ASSERT_TRUE(cm.reject(id, rej_pd).ok());
+        ASSERT_TRUE(cm.reject(cr->handle, rej_pd).ok());
         hal.wait_cycles(1000);
         got = g.collect();
         auto rp = g.ex.reject_params(rej_pd, true, std::nullopt);

@@ -72,7 +72,7 @@ TEST_P(CmSmoke, OneRejectEndToEnd) {
     ASSERT_EQ(req->private_data.size(), 5u);
     EXPECT_EQ(static_cast<char>(req->private_data[0]), 'h');
     bouncer::RejectOptions ro;
-    auto c = cm.reject(req->cm_id, reject_pd, ro);
+    auto c = cm.reject(req->handle, reject_pd, ro);
     ASSERT_TRUE(c.has_value()) << c.error().message;
     for (int i = 0; i < 200 && !plat.peers_finished(); ++i) {
       auto e = cm.poll_event();

@@ -362,6 +362,7 @@ struct Hand {
     ASSERT_NE(cr, nullptr) << bouncer::event_name(o.events[0]);
     EXPECT_EQ(to_u8(cr->private_data), pd);
     cm_id = cr->cm_id;
+    handle = cr->handle;
     expect_counts(o, {{"MPA_REQ", 1}, {"ACK_TX", 1}, {"EVENTS", 1}}, "request");
   }
   // The host rejects (policy), the reject goes out (golden).
@@ -369,7 +370,7 @@ struct Hand {
     RejectOptions opt;
     opt.fin_policy = policy;
     const auto pd = to_bytes(text_pd("go away", 7));
-    auto c = b.cm.reject(*cm_id, pd, opt);
+    auto c = b.cm.reject(handle, pd, opt);
     ASSERT_TRUE(c.ok()) << c.error().message;
     b.hal.wait_cycles(1500);
     auto got = b.take_tx();
@@ -401,6 +402,7 @@ struct Hand {
   uint32_t acked = 0;  // the ACK this initiator sends with RST/FIN (acknowledges nothing new)
   uint16_t ipid = 0;   // Bouncer's next IP ID
   std::optional<uint32_t> cm_id;
+  bouncer::ConnHandle handle;
 };
 
 // ------------------------------------------------------------------ the test frame
@@ -492,7 +494,7 @@ TEST_P(Hostile, TruncatedHeadersAtEveryLength) {
       // abort it: reject + RST, node freed, CLOSED consumed
       RejectOptions opt;
       opt.fin_policy = R::FinPolicy::ABORT;
-      ASSERT_TRUE(b.cm.reject(cr->cm_id, {}, opt).ok());
+      ASSERT_TRUE(b.cm.reject(cr->handle, {}, opt).ok());
       b.idle(2000);
       EXPECT_EQ(b.dev.cm_conns(), 0u);
     }
@@ -659,7 +661,7 @@ TEST_P(Hostile, BadChecksums) {
     // the host aborts it
     RejectOptions opt;
     opt.fin_policy = R::FinPolicy::ABORT;
-    ASSERT_TRUE(b.cm.reject(*h.cm_id, {}, opt).ok());
+    ASSERT_TRUE(b.cm.reject(h.handle, {}, opt).ok());
     b.idle(2000);
     EXPECT_EQ(b.dev.cm_conns(), 0u);
   });
@@ -790,7 +792,7 @@ TEST_P(Hostile, OutOfWindowSegments) {
     }
     RejectOptions opt;
     opt.fin_policy = R::FinPolicy::ABORT;
-    ASSERT_TRUE(b.cm.reject(*h.cm_id, {}, opt).ok());
+    ASSERT_TRUE(b.cm.reject(h.handle, {}, opt).ok());
     b.idle(2000);
     EXPECT_EQ(b.dev.cm_conns(), 0u);
   });
@@ -1198,13 +1200,13 @@ TEST_P(HostileState, RstAndFin) {
         if (h.cm_id) h.expect_node(hw_state(after));
         // end it
         if (after == St::kPeerReset) {
-          auto r = cm.reject(*h.cm_id, {});
+          auto r = cm.reject(h.handle, {});
           ASSERT_FALSE(r.ok());
           EXPECT_EQ(r.error().hw_minor, static_cast<uint16_t>(R::CqMinor::PEER_RESET));
         } else if (after == St::kMpaReqRcvd) {
           RejectOptions opt;
           opt.fin_policy = R::FinPolicy::ABORT;
-          ASSERT_TRUE(cm.reject(*h.cm_id, {}, opt).ok());
+          ASSERT_TRUE(cm.reject(h.handle, {}, opt).ok());
         } else {
           auto o = b.send(h.bytes(kRst | kAck, h.rcv, h.acked));
           EXPECT_TRUE(o.tx.empty()) << frames_text(o.tx);

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bouncer/cm.hpp"
+#include "bouncer/cm_diag.hpp"
 #include "bouncer/device.hpp"
 #include "bouncer/regs.hpp"
 #include "bouncer/selftest.hpp"
@@ -166,8 +167,8 @@ TEST_P(HeldInReset, EveryWaitIsBoundedThenReopen) {
     auto dev = open_ready(hal);
     ASSERT_TRUE(dev);
     ASSERT_TRUE(dev->cqp_write_context(1, host_ctx(1)).ok());
-    auto cm = std::make_unique<bouncer::Cm>(*dev);
-    ASSERT_TRUE(cm->write_context(2, host_ctx(2)).ok());  // known to the Cm: reject posts at once
+    auto cm = std::make_unique<bouncer::ContextDiag>(*dev);
+    ASSERT_TRUE(cm->write_context(2, host_ctx(2)).ok());  // known to it: reject posts at once
     const uint64_t held_at = hal.now_cycles();
     plat.hold_reset(true);
     ASSERT_TRUE(plat.reset_held());
@@ -214,20 +215,17 @@ TEST_P(HeldInReset, EveryWaitIsBoundedThenReopen) {
     o.timeout = kWait;
     const auto pd = pattern_pd(8, 9);
     {
+      // The diagnostic path is fenced: CM_CONNS reads all ones, so it refuses at once and
+      // posts nothing (a held core might still own every cm_id).
       const Span s(hal);
       auto r = cm->reject(2, pd, o);
-      expect_bounded_error("Cm::reject (RejectOptions::timeout)", r, s, kWait);
-    }
-    {
-      // A context this Cm did not write: it asks the hardware first (READ_CM_CONTEXT), and
-      // that control command times out after cqp_timeout.
-      const Span s(hal);
-      auto r = cm->reject(3, pd, o);
-      expect_bounded_error("Cm::reject (context read first)", r, s, kCqpTimeout);
+      expect_bounded_error("ContextDiag::reject (fence)", r, s, Ns{0}, Errc::kState);
+      EXPECT_NE(r.error().message.find("CM_CONNS reads 0xFFFFFFFF"), std::string::npos)
+          << r.error().message;
     }
     cm.reset();
     EXPECT_FALSE(dev->poll_aeq().has_value());
-    EXPECT_EQ(dev->sq_outstanding(), 2u);
+    EXPECT_EQ(dev->sq_outstanding(), 1u);
     {
       // A second open while held: ID reads all ones.
       const Span s(hal);
@@ -396,7 +394,7 @@ TEST(Wedged, DmaReadNeverAnswered) {
     auto dev = open_ready(hal, dc);
     ASSERT_TRUE(dev);
     ASSERT_TRUE(dev->cqp_write_context(1, host_ctx(1)).ok());
-    auto cm = std::make_unique<bouncer::Cm>(*dev);
+    auto cm = std::make_unique<bouncer::ContextDiag>(*dev);
     ASSERT_TRUE(cm->write_context(2, host_ctx(2)).ok());
     const uint64_t cqp = dev->cqp().device_addr();
     plat.inject_dma_fault(cqp, cqp + uint64_t{dc.cqp_entries} * R::kCqpWqeBytes,
@@ -424,7 +422,7 @@ TEST(Wedged, DmaReadNeverAnswered) {
       const auto pd = pattern_pd(8, 2);
       const Span s(hal);
       auto r = cm->reject(2, pd, o);
-      expect_bounded_error("Cm::reject (wedged)", r, s, kWait);
+      expect_bounded_error("ContextDiag::reject (wedged)", r, s, kWait);
     }
     EXPECT_FALSE(dev->poll_aeq().has_value());
     EXPECT_TRUE(dev->wait_cm_ready(kPoll).ok()) << "the CM engine is not wedged";
@@ -436,8 +434,8 @@ TEST(Wedged, DmaReadNeverAnswered) {
     hal.write32(R::reg::DMA_TIMEOUT, 2'000);
     expect_ok(*dev, a, 1);
     {
-      // Cm::reject gave its WQE (cm_id 2) up when it timed out: the completion frees its slot
-      // when it is reaped and goes to Device::poll_abandoned, never to poll_cq.
+      // ContextDiag::reject gave its WQE (cm_id 2) up when it timed out: the completion frees its
+      // slot when it is reaped and goes to Device::poll_abandoned, never to poll_cq.
       for (int i = 0; i < 10'000 && dev->stats().abandoned_completed == 0; ++i) {
         EXPECT_FALSE(dev->poll_cq().has_value());
         hal.wait_cycles(32);
@@ -536,7 +534,7 @@ TEST(Wedged, TimedOutRejectDoesNotWedgeTheSq) {
     dc.cq_entries = 4;
     auto dev = open_ready(hal, dc);
     ASSERT_TRUE(dev);
-    bouncer::Cm cm(*dev);
+    bouncer::ContextDiag cm(*dev);
     for (uint32_t id = 1; id <= 9; ++id) ASSERT_TRUE(cm.write_context(id, host_ctx(id)).ok());
     const uint32_t ctrl = hal.read32(R::reg::CTRL);
     hal.write32(R::reg::CTRL, 0);
@@ -546,7 +544,7 @@ TEST(Wedged, TimedOutRejectDoesNotWedgeTheSq) {
     {
       const Span s(hal);
       auto r = cm.reject(1, pd, o);
-      expect_bounded_error("Cm::reject (ENABLE 0)", r, s, kWait);
+      expect_bounded_error("ContextDiag::reject (ENABLE 0)", r, s, kWait);
       EXPECT_NE(r.error().message.find("gave the WQE up"), std::string::npos) << r.error().message;
     }
     hal.write32(R::reg::CTRL, ctrl);

@@ -22,7 +22,9 @@
 #include <vector>
 
 #include "bouncer/cm.hpp"
+#include "bouncer/cm_diag.hpp"
 #include "bouncer/device.hpp"
+#include "bouncer/device_faults.hpp"
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
 #include "golden/frame_parser.hpp"
@@ -33,9 +35,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-using bouncer::Cm;
 using bouncer::CmContext;
 using bouncer::Completion;
+using bouncer::ContextDiag;
 using bouncer::Device;
 using bouncer::DeviceConfig;
 using bouncer::RejectOptions;
@@ -77,10 +79,10 @@ struct Posted {
   golden::RejectParams params;
 };
 
-// Test bench around one Device with 4 SQs and the CM API.
+// Test bench around one Device with 4 SQs and the diagnostic context path (ContextDiag).
 struct Bench {
   Device& dev;
-  Cm cm;
+  ContextDiag cm;
   std::mt19937_64 rng{11};
   uint32_t next_id = 0;
   std::map<Key, std::deque<Posted>> posted;  // per (sq, wqe_idx), one per lap of the ring
@@ -131,16 +133,16 @@ struct Bench {
 
   // A raw WQE the hardware must refuse (stale polarity or a bad opcode) on SQ sq.
   void post_bad(unsigned sq, bool stale) {
-    bouncer::RejectWqe w;
+    bouncer::testing::FaultyRejectWqe w;
     w.sq = sq;
     w.cm_id = 900 + sq;
     w.wr_id = 0xEE00ull | sq;
     if (stale) {
       w.stale = true;
     } else {
-      w.opcode_override = 0x3F;
+      w.opcode = 0x3F;
     }
-    auto idx = dev.post_reject(w);
+    auto idx = bouncer::testing::DeviceFaults::post_reject(dev, w);
     ASSERT_TRUE(idx.ok()) << idx.error().message;
     Posted p;
     p.cm_id = w.cm_id;

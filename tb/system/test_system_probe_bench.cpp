@@ -45,8 +45,8 @@ BenchRun run_bench(unsigned width, const bouncer::ProbeBenchConfig& cfg, bool* o
     auto dev = bouncer::Device::open(hal, dc);
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     ASSERT_TRUE((*dev)->wait_cm_ready(4ms).ok());
-    bouncer::Cm cm(**dev);
-    auto r = bouncer::run_probe_bench(**dev, cm, cfg);
+    bouncer::ContextDiag diag(**dev);
+    auto r = bouncer::run_probe_bench(**dev, diag, cfg);
     *ok = r.ok();
     if (r.ok()) {
       out.recs = *r;
@@ -201,10 +201,10 @@ TEST(ProbeBenchConfig, MoreSqsThanOpenedIsRefused) {
   plat.run([&](bouncer::hal::Device& hal) {
     auto dev = bouncer::Device::open(hal);  // num_sq 1
     ASSERT_TRUE(dev.ok()) << dev.error().message;
-    bouncer::Cm cm(**dev);
+    bouncer::ContextDiag diag(**dev);
     bouncer::ProbeBenchConfig cfg;
     cfg.sqs = {1, 2};
-    auto res = bouncer::run_probe_bench(**dev, cm, cfg);
+    auto res = bouncer::run_probe_bench(**dev, diag, cfg);
     ok = res.ok();
     if (!ok) err = res.error().message;
   });

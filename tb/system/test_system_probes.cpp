@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bouncer/cm.hpp"
+#include "bouncer/cm_diag.hpp"
 #include "bouncer/device.hpp"
 #include "bouncer/peer/initiator.hpp"
 #include "bouncer/regs.hpp"
@@ -136,7 +137,7 @@ TEST_P(Probes, HostPathStagesMatchTestbench) {
     auto dev = bouncer::Device::open(hal, dc);
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     ASSERT_TRUE((*dev)->caps().probes) << "CAPS.PROBES is 0";
-    bouncer::Cm cm(**dev);
+    bouncer::ContextDiag cm(**dev);
     ASSERT_TRUE((*dev)->wait_cm_ready(400us).ok());
     for (uint32_t i = 0; i < cases.size(); ++i) {
       ASSERT_TRUE(cm.write_context(i, make_ctx(i)).ok());
@@ -309,7 +310,7 @@ TEST_P(Probes, PassiveStagesMatchTestbench) {
     ASSERT_NE(req, nullptr);
     host_cm_id = req->cm_id;
     std::vector<std::byte> pd = {std::byte{'n'}, std::byte{'o'}};
-    auto c = cm.reject(req->cm_id, pd, {});
+    auto c = cm.reject(req->handle, pd, {});
     ASSERT_TRUE(c.ok()) << c.error().message;
     for (int i = 0; i < 200 && !plat.peers_finished(); ++i) {
       (void)cm.poll_event();
@@ -389,7 +390,7 @@ TEST_P(Probes, OverflowIsCountedAndNeverStalls) {
     dc.cq_entries = 64;
     auto dev = bouncer::Device::open(hal, dc);
     ASSERT_TRUE(dev.ok()) << dev.error().message;
-    bouncer::Cm cm(**dev);
+    bouncer::ContextDiag cm(**dev);
     ASSERT_TRUE((*dev)->wait_cm_ready(400us).ok());
     constexpr uint32_t kN = 20;  // 6 records each: 120 > 64
     for (uint32_t i = 0; i < kN; ++i) ASSERT_TRUE(cm.write_context(i, make_ctx(i)).ok());

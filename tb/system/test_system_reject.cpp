@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "bouncer/cm.hpp"
+#include "bouncer/cm_diag.hpp"
 #include "bouncer/device.hpp"
+#include "bouncer/device_faults.hpp"
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
 #include "golden/frame_parser.hpp"
@@ -31,9 +33,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-using bouncer::Cm;
 using bouncer::CmContext;
 using bouncer::Completion;
+using bouncer::ContextDiag;
 using bouncer::Device;
 using bouncer::RejectOptions;
 namespace R = bouncer::regs;
@@ -105,7 +107,7 @@ void check_frames(const sim::Platform& plat, const std::vector<Expect>& exp) {
 }
 
 // Rejects cm_id through the CM API and records the expected frame. Asserts success.
-void reject_ok(Cm& cm, const CmContext& ctx, uint32_t cm_id, std::span<const std::byte> pd,
+void reject_ok(ContextDiag& cm, const CmContext& ctx, uint32_t cm_id, std::span<const std::byte> pd,
                const RejectOptions& o, std::vector<Expect>& exp, Completion* out = nullptr) {
   auto p = to_params(ctx, pd, o);
   auto want = golden::build_mpa_reject_frame(p);
@@ -160,7 +162,7 @@ TEST_P(SystemReject, RevVlanPdLengthMatrix) {
     auto dev = Device::open(hal);
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     EXPECT_EQ((*dev)->caps().data_bytes, GetParam() / 8);
-    Cm cm(**dev);
+    ContextDiag cm(**dev);
     std::mt19937_64 rng(GetParam());
     const size_t lens[] = {0, 1, 3, 4, 5, 63, 64, 65, 255, 512};
     uint32_t id = 0;
@@ -214,7 +216,7 @@ TEST_P(SystemReject, PushDoorbellInlineBuffer) {
   plat.run([&](bouncer::hal::Device& hal) {
     auto dev = Device::open(hal);
     ASSERT_TRUE(dev.ok()) << dev.error().message;
-    Cm cm(**dev);
+    ContextDiag cm(**dev);
     std::mt19937_64 rng(7);
     uint32_t id = 0;
     for (bool push : {false, true}) {
@@ -272,7 +274,7 @@ TEST_P(SystemReject, RingWrapSeveralLaps) {
     dc.ccq_entries = 4;
     auto dev = Device::open(hal, dc);
     ASSERT_TRUE(dev.ok()) << dev.error().message;
-    Cm cm(**dev);
+    ContextDiag cm(**dev);
     std::mt19937_64 rng(11);
     std::map<uint16_t, uint32_t> idx_to_id;
     uint32_t next_expected_idx = 0;
@@ -329,7 +331,7 @@ TEST_P(SystemReject, RandomBackpressureAndDmaLatency) {
   plat.run([&](bouncer::hal::Device& hal) {
     auto dev = Device::open(hal);
     ASSERT_TRUE(dev.ok()) << dev.error().message;
-    Cm cm(**dev);
+    ContextDiag cm(**dev);
     std::mt19937_64 rng(1234);
     for (uint32_t id = 0; id < 30; ++id) {
       auto ctx = make_ctx(rng, id, (rng() & 1) ? 2 : 1, rng() & 1, rng() & 1);
@@ -356,7 +358,7 @@ TEST_P(SystemReject, BadInputErrorCqeNoFrame) {
     auto dev = Device::open(hal);
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     Device& d = **dev;
-    Cm cm(d);
+    ContextDiag cm(d);
     std::mt19937_64 rng(5);
     const uint32_t depth = d.caps().ctx_depth;
     uint32_t good_id = 100;
@@ -367,8 +369,9 @@ TEST_P(SystemReject, BadInputErrorCqeNoFrame) {
       reject_ok(cm, ctx, good_id, pd, {}, exp);
       ++good_id;
     };
-    auto expect_error = [&](const bouncer::RejectWqe& w, R::CqMajor maj, R::CqMinor min) {
-      auto idx = d.post_reject(w);
+    auto expect_error = [&](const bouncer::testing::FaultyRejectWqe& w, R::CqMajor maj,
+                            R::CqMinor min) {
+      auto idx = bouncer::testing::DeviceFaults::post_reject(d, w);
       ASSERT_TRUE(idx.ok()) << idx.error().message;
       auto c = d.wait_completion_for(*idx, 4ms);
       ASSERT_TRUE(c.ok()) << c.error().message;
@@ -384,18 +387,18 @@ TEST_P(SystemReject, BadInputErrorCqeNoFrame) {
     auto pd = make_pd(rng, 40);
 
     good();
-    bouncer::RejectWqe w;
+    bouncer::testing::FaultyRejectWqe w;
     w.cm_id = 1;
     w.pd = pd;
-    w.opcode_override = 0x3F;  // unknown opcode
+    w.opcode = 0x3F;  // unknown opcode
     expect_error(w, R::CqMajor::WQE, R::CqMinor::BAD_OPCODE);
     good();
     w = {};
     w.cm_id = 1;
     w.pd = pd;
-    w.pd_len_override = 513;  // over MPA_PD_MAX
+    w.pd_len = 513;  // over MPA_PD_MAX
     expect_error(w, R::CqMajor::WQE, R::CqMinor::PD_TOO_LONG);
-    w.pd_len_override = 600;
+    w.pd_len = 600;
     expect_error(w, R::CqMajor::WQE, R::CqMinor::PD_TOO_LONG);
     good();
     w = {};
@@ -425,14 +428,14 @@ TEST_P(SystemReject, BadInputErrorCqeNoFrame) {
     w = {};
     w.cm_id = 1;
     w.pd = pd;
-    w.pd_addr_override = d.pd_slot_addr(0) + 4;  // not 8-byte aligned
+    w.pd_addr = d.pd_slot_addr(0) + 4;  // not 8-byte aligned
     expect_error(w, R::CqMajor::WQE, R::CqMinor::ADDR_MISALIGNED);
     // a zero-length buffer with a non-zero length: PD_LEN 16 at address 0, where the host
     // has nothing mapped. The engine cannot know the buffer's size; the read fails (DECERR).
     w = {};
     w.cm_id = 1;
-    w.pd_addr_override = 0;
-    w.pd_len_override = 16;
+    w.pd_addr = 0;
+    w.pd_len = 16;
     expect_error(w, R::CqMajor::DMA, R::CqMinor::DMA_PD);
     good();
     // bad revision stored in the context
@@ -479,7 +482,7 @@ TEST_P(SystemReject, PdDmaErrorSendsNothing) {
     auto dev = Device::open(hal);
     ASSERT_TRUE(dev.ok()) << dev.error().message;
     Device& d = **dev;
-    Cm cm(d);
+    ContextDiag cm(d);
     std::mt19937_64 rng(3);
     auto ctx = make_ctx(rng, 9, 2, true, true);
     ASSERT_TRUE(cm.write_context(9, ctx).ok());
@@ -508,7 +511,7 @@ TEST_P(SystemReject, PushDropFallsBackToRing) {
   plat.run([&](bouncer::hal::Device& hal) {
     auto dev = Device::open(hal);
     ASSERT_TRUE(dev.ok()) << dev.error().message;
-    Cm cm(**dev);
+    ContextDiag cm(**dev);
     std::mt19937_64 rng(21);
     std::vector<CmContext> ctxs;
     for (uint32_t id = 0; id < 3; ++id) {
@@ -573,7 +576,7 @@ TEST_P(SystemReject, ControlQueueContexts) {
     auto r = d.cqp_read_context(depth);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().hw_minor, static_cast<uint16_t>(R::CqMinor::CM_ID_RANGE));
-    auto bad = d.cqp_raw(0x3E, 0);
+    auto bad = bouncer::testing::DeviceFaults::cqp_raw(d, 0x3E, 0);
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().hw_minor, static_cast<uint16_t>(R::CqMinor::BAD_OPCODE));
     EXPECT_TRUE(d.cqp_nop().ok());
@@ -597,7 +600,7 @@ TEST_P(SystemReject, PcapReadBackAndTshark) {
     plat.run([&](bouncer::hal::Device& hal) {
       auto dev = Device::open(hal);
       ASSERT_TRUE(dev.ok()) << dev.error().message;
-      Cm cm(**dev);
+      ContextDiag cm(**dev);
       std::mt19937_64 rng(77);
       for (uint32_t id = 0; id < 6; ++id) {
         auto ctx = make_ctx(rng, id, id < 3 ? 1 : 2, id >= 3, id % 2 == 1);

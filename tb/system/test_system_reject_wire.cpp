@@ -114,13 +114,15 @@ TEST_P(SystemRejectWire, RetransmittedInlineRejectRepeatsItsFirstBytes) {
     ASSERT_TRUE(sc.pump([&] { return sc.conns[k].cm_id.has_value(); }, 400'000));
     const uint32_t id = *sc.conns[k].cm_id;
     const auto pd = bytes_of("24 bytes inline in WQE.");
-    auto idx = cm.post_reject(id, pd);
-    ASSERT_TRUE(idx.ok()) << idx.error().message;
+    auto posted = cm.post_reject(sc.conns[k].handle, pd);
+    ASSERT_TRUE(posted.ok()) << posted.error().message;
     auto slot = plat.host_memory(dev.pd_area_addr(id), pd.size());
     std::fill(slot.begin(), slot.end(), std::byte{0xEE});
-    auto c = cm.wait(*idx, 1600us);
-    ASSERT_TRUE(c.ok()) << c.error().message;
-    ASSERT_TRUE(c->ok()) << c->status();
+    auto e = cm.wait_event(1600us);
+    ASSERT_TRUE(e.ok()) << e.error().message;
+    const auto* rc = std::get_if<bouncer::RejectComplete>(&*e);
+    ASSERT_NE(rc, nullptr) << bouncer::event_name(*e);
+    ASSERT_TRUE(rc->completion.ok()) << rc->completion.status();
     ASSERT_TRUE(sc.pump([&] { return replies_to(plat, pc.ip, pc.port).size() == 2; }, 400'000))
         << "no retransmission";
     *lose = false;
@@ -155,14 +157,14 @@ TEST_P(SystemRejectWire, RetransmittedRejectFromAnotherBufferRepeatsItsFirstByte
     std::copy(mine.begin(), mine.end(), reinterpret_cast<uint8_t*>((*buf)->bytes().data()));
     (*buf)->sync_to_device(0, mine.size());
     const auto slot_pd = bytes_of("the slot holds these other bytes");
-    bouncer::RejectWqe w;
+    bouncer::testing::FaultyRejectWqe w;
     w.cm_id = id;
     w.pd = slot_pd;  // what the driver writes into the slot
     w.pd_area = true;
     w.allow_inline = false;
-    w.pd_addr_override = (*buf)->device_addr();
-    w.pd_len_override = static_cast<uint16_t>(mine.size());
-    auto idx = dev.post_reject(w);
+    w.pd_addr = (*buf)->device_addr();
+    w.pd_len = static_cast<uint16_t>(mine.size());
+    auto idx = bouncer::testing::DeviceFaults::post_reject(dev, w);
     ASSERT_TRUE(idx.ok()) << idx.error().message;
     auto c = dev.wait_completion_for(*idx, 1600us);
     ASSERT_TRUE(c.ok()) << c.error().message;
@@ -211,7 +213,7 @@ TEST_P(SystemRejectWire, HardwareRefusesAnIrdOrdWordIrdmaWouldReset) {
       EXPECT_EQ(c->minor, static_cast<uint16_t>(R::CqMinor::BAD_IRD_ORD)) << c->status();
       RejectOptions o;
       o.ird_ord = bad;
-      auto r = cm.reject(id, {}, o);
+      auto r = cm.reject(sc.conns[k].handle, {}, o);
       ASSERT_FALSE(r.ok());
       EXPECT_EQ(r.error().code, bouncer::Errc::kInvalidArgument);
     }

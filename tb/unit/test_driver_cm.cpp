@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bouncer/cm.hpp"
+#include "bouncer/cm_diag.hpp"
 #include "test_driver_fake_hal.hpp"
 
 using namespace std::chrono_literals;
@@ -100,7 +101,7 @@ class CmTest : public ::testing::Test {
     auto d = Device::open(hal);
     ASSERT_TRUE(d) << d.error().message;
     dev = std::move(d).value();
-    cm = std::make_unique<Cm>(*dev);
+    diag = std::make_unique<ContextDiag>(*dev);
   }
   size_t doorbells() const {
     size_t n = 0;
@@ -111,16 +112,16 @@ class CmTest : public ::testing::Test {
   }
   FakeHal hal;
   std::unique_ptr<Device> dev;
-  std::unique_ptr<Cm> cm;
+  std::unique_ptr<ContextDiag> diag;
 };
 
 TEST_F(CmTest, RejectSendsAndUpdatesTheContext) {
-  ASSERT_TRUE(cm->write_context(7, ctx(2, true)));
+  ASSERT_TRUE(diag->write_context(7, ctx(2, true)));
   const auto pd = pd_of(40);
   RejectOptions o;
   o.wr_id = 0xABC;
   o.fin = true;
-  auto c = cm->reject(7, pd, o);
+  auto c = diag->reject(7, pd, o);
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->cm_id, 7u);
   EXPECT_EQ(c->wr_id, 0xABCu);
@@ -131,7 +132,7 @@ TEST_F(CmTest, RejectSendsAndUpdatesTheContext) {
   EXPECT_EQ(hal.frames[0].wire_pd_len, 44);
   EXPECT_TRUE(hal.frames[0].fin);
   EXPECT_FALSE(hal.frames[0].ird_ord_valid);
-  auto after = cm->read_context(7);
+  auto after = diag->read_context(7);
   ASSERT_TRUE(after);
   EXPECT_TRUE(after->rejected);
   EXPECT_EQ(after->snd_nxt, 0xFFFFFFF0u + 20 + 44 + 1);  // M + FIN, mod 2^32
@@ -139,12 +140,12 @@ TEST_F(CmTest, RejectSendsAndUpdatesTheContext) {
 }
 
 TEST_F(CmTest, OptionsReachTheWqe) {
-  ASSERT_TRUE(cm->write_context(1, ctx(2, true)));
-  ASSERT_TRUE(cm->write_context(2, ctx(1, false)));
+  ASSERT_TRUE(diag->write_context(1, ctx(2, true)));
+  ASSERT_TRUE(diag->write_context(2, ctx(1, false)));
   RejectOptions o;
   o.push = true;
   o.ird_ord = 0x8001C001;
-  auto a = cm->reject(1, pd_of(3), o);
+  auto a = diag->reject(1, pd_of(3), o);
   ASSERT_TRUE(a);
   EXPECT_TRUE(a->push);
   EXPECT_TRUE(hal.frames.at(0).from_push);
@@ -152,86 +153,86 @@ TEST_F(CmTest, OptionsReachTheWqe) {
   EXPECT_EQ(hal.frames.at(0).ird_ord, 0x8001C001u);
   RejectOptions no_inline;
   no_inline.allow_inline = false;
-  ASSERT_TRUE(cm->reject(2, pd_of(3), no_inline));
+  ASSERT_TRUE(diag->reject(2, pd_of(3), no_inline));
   const auto w = dev->sq().wqe(1);
   EXPECT_EQ(regs::get(w, regs::sq_wqe::PD_INLINE), 0u);
 }
 
 TEST_F(CmTest, ValidationHappensBeforeAnythingIsPosted) {
-  ASSERT_TRUE(cm->write_context(0, ctx(2, true)));
-  ASSERT_TRUE(cm->write_context(1, ctx(1, false)));
+  ASSERT_TRUE(diag->write_context(0, ctx(2, true)));
+  ASSERT_TRUE(diag->write_context(1, ctx(1, false)));
   const size_t db0 = doorbells();
 
-  auto range = cm->reject(64, pd_of(4));
+  auto range = diag->reject(64, pd_of(4));
   ASSERT_FALSE(range);
   EXPECT_EQ(range.error().code, Errc::kInvalidArgument);
   EXPECT_NE(range.error().message.find("depth 64"), std::string::npos);
 
-  auto u8max = cm->reject(1, pd_of(256));
+  auto u8max = diag->reject(1, pd_of(256));
   ASSERT_FALSE(u8max);
   EXPECT_EQ(u8max.error().code, Errc::kInvalidArgument);
   EXPECT_NE(u8max.error().message.find("u8"), std::string::npos) << u8max.error().message;
 
   RejectOptions lng;
   lng.unsafe_wire_pd = true;
-  auto enh = cm->reject(0, pd_of(509), lng);  // 509 + 4 > 512
+  auto enh = diag->reject(0, pd_of(509), lng);  // 509 + 4 > 512
   ASSERT_FALSE(enh);
   EXPECT_EQ(enh.error().code, Errc::kInvalidArgument);
   EXPECT_NE(enh.error().message.find("513"), std::string::npos) << enh.error().message;
-  auto rev1 = cm->reject(1, pd_of(513), lng);
+  auto rev1 = diag->reject(1, pd_of(513), lng);
   ASSERT_FALSE(rev1);
   EXPECT_EQ(rev1.error().code, Errc::kInvalidArgument);
   EXPECT_EQ(doorbells(), db0) << "nothing may reach the hardware";
 
   // At the limits: 508 enhanced, 512 rev 1.
-  auto ok0 = cm->reject(0, pd_of(508), lng);
+  auto ok0 = diag->reject(0, pd_of(508), lng);
   ASSERT_TRUE(ok0) << ok0.error().message;
   EXPECT_EQ(hal.frames.back().wire_pd_len, 512);
-  auto ok1 = cm->reject(1, pd_of(512), lng);
+  auto ok1 = diag->reject(1, pd_of(512), lng);
   ASSERT_TRUE(ok1) << ok1.error().message;
   EXPECT_EQ(hal.frames.back().wire_pd_len, 512);
 }
 
 TEST_F(CmTest, SecondRejectIsAStateError) {
-  ASSERT_TRUE(cm->write_context(3, ctx(1, false)));
-  ASSERT_TRUE(cm->reject(3, pd_of(10)));
-  auto again = cm->reject(3, pd_of(10));
+  ASSERT_TRUE(diag->write_context(3, ctx(1, false)));
+  ASSERT_TRUE(diag->reject(3, pd_of(10)));
+  auto again = diag->reject(3, pd_of(10));
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code, Errc::kState);
   EXPECT_EQ(hal.frames.size(), 1u);
   // Writing the context again re-arms the connection (new MPA request on the same cm_id).
-  ASSERT_TRUE(cm->write_context(3, ctx(1, false)));
-  EXPECT_TRUE(cm->reject(3, pd_of(10)));
+  ASSERT_TRUE(diag->write_context(3, ctx(1, false)));
+  EXPECT_TRUE(diag->reject(3, pd_of(10)));
   EXPECT_EQ(hal.frames.size(), 2u);
 }
 
 TEST_F(CmTest, ContextsWrittenElsewhereAreLearnedFromTheHardware) {
   {
-    Cm other(*dev);
+    ContextDiag other(*dev);
     ASSERT_TRUE(other.write_context(5, ctx(2, true)));
   }
   RejectOptions lng;
   lng.unsafe_wire_pd = true;
-  auto too_long = cm->reject(5, pd_of(510), lng);  // needs the rev to know about the +4
+  auto too_long = diag->reject(5, pd_of(510), lng);  // needs the rev to know about the +4
   ASSERT_FALSE(too_long);
   EXPECT_EQ(too_long.error().code, Errc::kInvalidArgument);
-  EXPECT_TRUE(cm->reject(5, pd_of(20)));
+  EXPECT_TRUE(diag->reject(5, pd_of(20)));
 
-  auto none = cm->reject(6, pd_of(4));  // never written anywhere
+  auto none = diag->reject(6, pd_of(4));  // never written anywhere
   ASSERT_FALSE(none);
   EXPECT_EQ(none.error().code, Errc::kState);
 }
 
 TEST_F(CmTest, HardwareErrorsComeBackWithTheirCodes) {
-  ASSERT_TRUE(cm->write_context(2, ctx(3, false)));  // a rev the hardware refuses
-  auto r = cm->reject(2, pd_of(8));
+  ASSERT_TRUE(diag->write_context(2, ctx(3, false)));  // a rev the hardware refuses
+  auto r = diag->reject(2, pd_of(8));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, Errc::kHardware);
   EXPECT_EQ(r.error().hw_major, static_cast<uint16_t>(regs::CqMajor::CTX));
   EXPECT_EQ(r.error().hw_minor, static_cast<uint16_t>(regs::CqMinor::BAD_REV));
   EXPECT_NE(r.error().message.find("CTX/BAD_REV (0x0200/0x0014)"), std::string::npos)
       << r.error().message;
-  auto ctx_err = cm->write_context(64, ctx(1, false));
+  auto ctx_err = diag->write_context(64, ctx(1, false));
   ASSERT_FALSE(ctx_err);
   EXPECT_EQ(ctx_err.error().code, Errc::kInvalidArgument);
 }
@@ -239,7 +240,7 @@ TEST_F(CmTest, HardwareErrorsComeBackWithTheirCodes) {
 TEST_F(CmTest, PipelinedRejectsEachCompleteOnce) {
   constexpr uint32_t kN = 40;  // all in flight at once (the SQ has 64 slots)
   for (uint32_t i = 0; i < kN; ++i)
-    ASSERT_TRUE(cm->write_context(i, ctx(i % 2 ? 1 : 2, i % 2 == 0)));
+    ASSERT_TRUE(diag->write_context(i, ctx(i % 2 ? 1 : 2, i % 2 == 0)));
   hal.hold = true;
   std::vector<std::vector<std::byte>> pds;
   for (uint32_t i = 0; i < kN; ++i) {
@@ -247,7 +248,7 @@ TEST_F(CmTest, PipelinedRejectsEachCompleteOnce) {
     RejectOptions o;
     o.wr_id = i;
     o.push = i % 4 == 1;
-    auto idx = cm->post_reject(i, pds.back(), o);
+    auto idx = diag->post_reject(i, pds.back(), o);
     ASSERT_TRUE(idx) << idx.error().message;
     EXPECT_EQ(*idx, i);
   }
@@ -256,7 +257,7 @@ TEST_F(CmTest, PipelinedRejectsEachCompleteOnce) {
   std::vector<int> seen(kN, 0);
   uint32_t got = 0;
   for (int spins = 0; got < kN && spins < 10000; ++spins) {
-    if (auto c = cm->poll()) {
+    if (auto c = diag->poll()) {
       ASSERT_TRUE(c->ok()) << c->status();
       ++seen.at(c->wr_id);
       ++got;
@@ -265,31 +266,31 @@ TEST_F(CmTest, PipelinedRejectsEachCompleteOnce) {
     }
   }
   for (uint32_t i = 0; i < kN; ++i) EXPECT_EQ(seen[i], 1) << i;
-  EXPECT_FALSE(cm->poll());
+  EXPECT_FALSE(diag->poll());
   ASSERT_EQ(hal.frames.size(), kN);
   for (uint32_t i = 0; i < kN; ++i) EXPECT_EQ(hal.frames[i].pd, u8(pds[i])) << i;
 }
 
 TEST_F(CmTest, RingFullIsReturnedToPipelinedCallers) {
-  for (uint32_t i = 0; i < 64; ++i) ASSERT_TRUE(cm->write_context(i, ctx(1, false)));
+  for (uint32_t i = 0; i < 64; ++i) ASSERT_TRUE(diag->write_context(i, ctx(1, false)));
   hal.hold = true;
-  for (uint32_t i = 0; i < 63; ++i) ASSERT_TRUE(cm->post_reject(i, pd_of(1)));
-  auto full = cm->post_reject(63, pd_of(1));
+  for (uint32_t i = 0; i < 63; ++i) ASSERT_TRUE(diag->post_reject(i, pd_of(1)));
+  auto full = diag->post_reject(63, pd_of(1));
   ASSERT_FALSE(full);
   EXPECT_EQ(full.error().code, Errc::kRingFull);
   hal.hold = false;
-  auto c = cm->wait(0, 400us);
+  auto c = diag->wait(0, 400us);
   ASSERT_TRUE(c);
   // The connection that hit a full ring was not consumed: it can still be rejected.
-  EXPECT_TRUE(cm->post_reject(63, pd_of(1)));
+  EXPECT_TRUE(diag->post_reject(63, pd_of(1)));
 }
 
 TEST_F(CmTest, RejectTimesOut) {
-  ASSERT_TRUE(cm->write_context(1, ctx(1, false)));
+  ASSERT_TRUE(diag->write_context(1, ctx(1, false)));
   hal.hold = true;
   RejectOptions o;
   o.timeout = 4us;
-  auto r = cm->reject(1, pd_of(4), o);
+  auto r = diag->reject(1, pd_of(4), o);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, Errc::kTimeout);
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bouncer/device.hpp"
+#include "bouncer/device_faults.hpp"
 #include "test_driver_fake_hal.hpp"
 
 using namespace std::chrono_literals;
@@ -241,7 +242,7 @@ TEST_P(DeviceTest, CqpErrorsNameTheCodes) {
   EXPECT_EQ(w.error().hw_minor, 0x0011);
   EXPECT_NE(w.error().message.find("CTX/CM_ID_RANGE (0x0200/0x0011)"), std::string::npos)
       << w.error().message;
-  auto b = dev->cqp_raw(0x3F, 0);
+  auto b = testing::DeviceFaults::cqp_raw(*dev, 0x3F, 0);
   ASSERT_FALSE(b);
   EXPECT_NE(b.error().message.find("WQE/BAD_OPCODE (0x0100/0x0001)"), std::string::npos);
   EXPECT_EQ(dev->stats().cqp_errors, 2u);
@@ -542,8 +543,9 @@ TEST_P(DeviceTest, HardwareErrorCompletions) {
   ASSERT_TRUE(dev->cqp_write_context(4, freed));
   std::vector<std::byte> pd509(509), pd512(512), pd8(8);
 
+  testing::RejectWqeFaults x;  // raw fields the hardware must refuse
   auto post = [&](RejectWqe w) {
-    auto idx = dev->post_reject(w);
+    auto idx = testing::DeviceFaults::post_reject(*dev, w, x);
     EXPECT_TRUE(idx) << idx.error().message;
     return idx ? wait(*idx) : Completion{};
   };
@@ -569,19 +571,19 @@ TEST_P(DeviceTest, HardwareErrorCompletions) {
   expect(post(w), 0x0100, 0x0002, "WQE/PD_TOO_LONG (0x0100/0x0002)");
   w.cm_id = 1;  // rev 1: PD_LEN 600 claimed
   w.pd = pd8;
-  w.pd_len_override = 600;
+  x.pd_len = 600;
   expect(post(w), 0x0100, 0x0002, "WQE/PD_TOO_LONG (0x0100/0x0002)");
-  w.pd_len_override = 40;  // inline longer than 32
-  w.force_inline = true;
+  x.pd_len = 40;  // inline longer than 32
+  x.force_inline = true;
   expect(post(w), 0x0100, 0x0002, "WQE/PD_TOO_LONG (0x0100/0x0002)");
-  w.pd_len_override.reset();
-  w.force_inline = false;
-  w.pd_addr_override = dev->pd_slot_addr(0) + 4;
+  x.pd_len.reset();
+  x.force_inline = false;
+  x.pd_addr = dev->pd_slot_addr(0) + 4;
   expect(post(w), 0x0100, 0x0004, "WQE/ADDR_MISALIGNED (0x0100/0x0004)");
-  w.pd_addr_override.reset();
-  w.opcode_override = 0x3F;
+  x.pd_addr.reset();
+  x.opcode = 0x3F;
   expect(post(w), 0x0100, 0x0001, "WQE/BAD_OPCODE (0x0100/0x0001)");
-  w.opcode_override.reset();
+  x.opcode.reset();
   EXPECT_TRUE(hal.frames.empty());
 
   // rev 1 takes exactly 512; after it, a second reject is BAD_STATE.

@@ -11,9 +11,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include "bouncer/cm.hpp"
+#include "bouncer/cm_diag.hpp"
 #include "bouncer/device.hpp"
 #include "bouncer/selftest.hpp"
 #include "test_driver_fake_hal.hpp"
@@ -121,8 +123,11 @@ void every_wait_on_its_host_deadline(FakeHal::Config::Cycles cycles, unsigned sk
   auto d = Device::open(hal, cfg);
   ASSERT_TRUE(d) << d.error().message;
   auto dev = std::move(d).value();
-  Cm cm(*dev);
-  ASSERT_TRUE(cm.write_context(1, CmContext{}));
+  auto cmp = std::make_unique<Cm>(*dev);
+  auto diagp = std::make_unique<ContextDiag>(*dev);
+  Cm& cm = *cmp;
+  ContextDiag& diag = *diagp;
+  ASSERT_TRUE(diag.write_context(1, CmContext{}));
   hal.hold = true;
   auto skewed = [&] {
     for (unsigned i = 0; i < skew; ++i) (void)hal.now_cycles();
@@ -151,11 +156,14 @@ void every_wait_on_its_host_deadline(FakeHal::Config::Cycles cycles, unsigned sk
   RejectOptions o;
   o.timeout = 24us;
   t0 = skewed();
-  expect_deadline(hal, "Cm::reject", t0, cm.reject(1, {}, o), 24us);
+  expect_deadline(hal, "ContextDiag::reject", t0, diag.reject(1, {}, o), 24us);
   t0 = skewed();
-  auto pidx = cm.post_reject(2, {});  // a context the Cm must read first: cqp_timeout
-  expect_deadline(hal, "Cm::post_reject (READ_CM_CONTEXT)", t0, pidx, 8us);
-  // close: CTRL.RESET never happens (reset_timeout)
+  auto pidx = diag.post_reject(2, {});  // a context it must read first: cqp_timeout
+  expect_deadline(hal, "ContextDiag::post_reject (READ_CM_CONTEXT)", t0, pidx, 8us);
+  // close: CTRL.RESET never happens (reset_timeout). The Cm and ContextDiag go first (the
+  // Device must outlive them).
+  diagp.reset();
+  cmp.reset();
   hal.cfg.reset_hangs = true;
   t0 = skewed();
   expect_deadline(hal, "Device::close (reset_timeout)", t0, dev->close(),

@@ -10,14 +10,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "bouncer/cm.hpp"
+#include "bouncer/cm_diag.hpp"
 #include "test_driver_fake_hal.hpp"
 
 using namespace std::chrono_literals;
@@ -376,6 +379,73 @@ TEST_F(PassiveDeviceTest, AeqeDecodesEveryField) {
 
 // ------------------------------------------------------------------------------- Cm
 
+// The Cm with the tests' shorthand: a connection named by its cm_id stands for the handle of
+// the last request seen on that cm_id (a cm_id never seen: generation 0, which names
+// nothing). poll() stands for "the next post_reject() completion": it takes events until a
+// RejectComplete and keeps the others, in order, for the next poll_event().
+class CmById {
+ public:
+  explicit CmById(Device& dev) : cm_(dev) {}
+  Cm& cm() { return cm_; }
+  Result<ListenerId> listen(uint32_t ip, uint16_t port, const ListenOptions& o = {}) {
+    return cm_.listen(ip, port, o);
+  }
+  Result<void> destroy_listener(ListenerId id) { return cm_.destroy_listener(id); }
+  CmStats stats() const { return cm_.stats(); }
+  NodeState node_state(uint32_t cm_id) const { return cm_.node_state(cm_id); }
+  void set_terminal_observer(std::function<void(uint32_t, regs::AeqEvent)> f) {
+    cm_.set_terminal_observer(std::move(f));
+  }
+  ConnHandle handle(uint32_t cm_id) const {
+    auto it = handles_.find(cm_id);
+    return it == handles_.end() ? ConnHandle{cm_id, 0} : it->second;
+  }
+  Result<std::optional<Event>> poll_event() {
+    if (!kept_.empty()) {
+      Event e = kept_.front();
+      kept_.pop_front();
+      return std::optional<Event>(std::move(e));
+    }
+    auto e = cm_.poll_event();
+    if (e && *e) note(**e);
+    return e;
+  }
+  Result<Event> wait_event(std::chrono::nanoseconds timeout) {
+    if (!kept_.empty()) {
+      Event e = kept_.front();
+      kept_.pop_front();
+      return e;
+    }
+    auto e = cm_.wait_event(timeout);
+    if (e) note(*e);
+    return e;
+  }
+  Result<Completion> reject(uint32_t cm_id, std::span<const std::byte> pd, RejectOptions o = {}) {
+    return cm_.reject(handle(cm_id), pd, o);
+  }
+  Result<void> post_reject(uint32_t cm_id, std::span<const std::byte> pd,
+                           const RejectOptions& o = {}) {
+    return cm_.post_reject(handle(cm_id), pd, o);
+  }
+  std::optional<Completion> poll() {
+    for (;;) {
+      auto e = cm_.poll_event();
+      if (!e || !*e) return std::nullopt;
+      note(**e);
+      if (const auto* rc = std::get_if<RejectComplete>(&**e)) return rc->completion;
+      kept_.push_back(**e);
+    }
+  }
+
+ private:
+  void note(const Event& e) {
+    if (const auto* cr = std::get_if<ConnectRequest>(&e)) handles_[cr->cm_id] = cr->handle;
+  }
+  Cm cm_;
+  std::map<uint32_t, ConnHandle> handles_;
+  std::deque<Event> kept_;
+};
+
 class PassiveCmTest : public ::testing::Test {
  protected:
   void open(DeviceConfig cfg = {}) {
@@ -384,7 +454,7 @@ class PassiveCmTest : public ::testing::Test {
     auto d = Device::open(hal, cfg);
     ASSERT_TRUE(d) << d.error().message;
     dev = std::move(d).value();
-    cm = std::make_unique<Cm>(*dev);
+    cm = std::make_unique<CmById>(*dev);
   }
   void SetUp() override { open(); }
   ListenerId listen(ListenOptions o = {}, uint16_t port = 20049) {
@@ -398,7 +468,7 @@ class PassiveCmTest : public ::testing::Test {
     EXPECT_TRUE(e) << (e ? "" : e.error().message);
     if (!e || !*e) {
       ADD_FAILURE() << "no event";
-      return PeerReset{0xFFFFFF};
+      return PeerReset{0xFFFFFF, {}, nullptr};
     }
     return **e;
   }
@@ -422,7 +492,7 @@ class PassiveCmTest : public ::testing::Test {
   }
   FakeHal hal;
   std::unique_ptr<Device> dev;
-  std::unique_ptr<Cm> cm;
+  std::unique_ptr<CmById> cm;
 };
 
 TEST_F(PassiveCmTest, ListenAndDestroy) {
@@ -470,9 +540,11 @@ TEST_F(PassiveCmTest, ListenAndDestroy) {
   EXPECT_EQ(twice.error().code, Errc::kState);
   EXPECT_EQ(cm->destroy_listener(ListenerId{7}).error().code, Errc::kState);
   EXPECT_EQ(count_writes(hal, r::CQP_DB), db + 1) << "only the first destroy was posted";
-  auto c = cm->listen(0x0A000001, 20049);  // the freed entry is reused
+  // A destroyed entry is taken last, so late events of its connections cannot be confused
+  // with those of a newer listener.
+  auto c = cm->listen(0x0A000001, 20049);
   ASSERT_TRUE(c);
-  EXPECT_EQ(c->index, 0);
+  EXPECT_EQ(c->index, 2);
   cm.reset();  // ~Cm destroys its listeners
   EXPECT_FALSE(hal.listeners[0]);
   EXPECT_FALSE(hal.listeners[1]);
@@ -631,15 +703,16 @@ TEST_F(PassiveCmTest, AeqHeadIsWrittenInBatchesAndBeforeWaiting) {
   ASSERT_EQ(dev->aeq_head_batch(), 4u);
   const size_t w0 = count_writes(hal, r::AEQ_HEAD);
   for (uint8_t k = 0; k < 10; ++k) ASSERT_TRUE(hal.inject_connect_request(request(1, false, 1, k)));
+  // The first poll moves the whole AEQ to the channel: AEQ_HEAD every 4 entries, and the
+  // rest once the ring is empty.
   std::vector<uint32_t> seen;
   for (int k = 0; k < 10; ++k) {
     next_request();
     seen.push_back(count_writes(hal, r::AEQ_HEAD) - w0);
   }
-  EXPECT_EQ(seen, (std::vector<uint32_t>{0, 0, 0, 1, 1, 1, 1, 2, 2, 2}));
-  EXPECT_EQ(hal.last_write(r::AEQ_HEAD), 8u);
-  EXPECT_TRUE(no_event());  // empty: the rest is written back
+  EXPECT_EQ(seen, (std::vector<uint32_t>(10, 3)));
   EXPECT_EQ(hal.last_write(r::AEQ_HEAD), 10u);
+  EXPECT_TRUE(no_event());
   EXPECT_EQ(hal.aeq_head(), 10u);
   EXPECT_TRUE(no_event());
   EXPECT_TRUE(no_event());
@@ -943,16 +1016,17 @@ TEST_F(PassiveCmTest, TerminalBeforeTheCompletion) {
   ASSERT_TRUE(pa && pb);
   EXPECT_EQ(cm->node_state(a), NodeState::kRejecting);
   hal.run();  // both rejects and both CLOSED events are written
-  EXPECT_TRUE(no_event());
-  EXPECT_EQ(cm->stats().terminal.closed, 2u);
-  EXPECT_EQ(cm->stats().nodes_awaiting_terminal, 0u);
-  EXPECT_EQ(cm->node_state(a), NodeState::kRejecting) << "completion not seen yet";
+  // One pump reads the AEQ (both CLOSED events, consumed) before the CQ: the completions
+  // arrive as RejectComplete events, the terminal events never.
   int n = 0;
   while (auto c = cm->poll()) {
     EXPECT_TRUE(c->ok()) << c->status();
     ++n;
   }
   EXPECT_EQ(n, 2);
+  EXPECT_TRUE(no_event());
+  EXPECT_EQ(cm->stats().terminal.closed, 2u);
+  EXPECT_EQ(cm->stats().nodes_awaiting_terminal, 0u);
   EXPECT_EQ(cm->node_state(a), NodeState::kFree);
   EXPECT_EQ(cm->node_state(b), NodeState::kFree);
   // The cm_ids are reused by the hardware and indicated again.
@@ -989,7 +1063,7 @@ TEST_F(PassiveCmTest, RejectAfterPeerResetFailsWithPeerResetAndFreesTheCmId) {
   EXPECT_EQ(cm->node_state(id2), NodeState::kFree);
   EXPECT_TRUE(no_event()) << "no PeerReset after the reject returned";
 
-  // Pipelined, the completion seen before the RESET event: the driver waits for that event.
+  // Pipelined: the completion comes back as an event, the RESET event is consumed.
   const uint32_t id3 = indicated(request(2, true, 4));
   ASSERT_TRUE(hal.inject_peer_reset(id3));
   ASSERT_TRUE(cm->post_reject(id3, {}));
@@ -997,8 +1071,7 @@ TEST_F(PassiveCmTest, RejectAfterPeerResetFailsWithPeerResetAndFreesTheCmId) {
   auto c3 = cm->poll();
   ASSERT_TRUE(c3);
   EXPECT_EQ(c3->minor, static_cast<uint16_t>(regs::CqMinor::PEER_RESET));
-  EXPECT_EQ(cm->node_state(id3), NodeState::kAwaitTerminal) << "its RESET is yet to be read";
-  EXPECT_TRUE(no_event());
+  EXPECT_TRUE(no_event()) << "no PeerReset after the reject";
   EXPECT_EQ(cm->node_state(id3), NodeState::kFree);
 
   const CmStats s = cm->stats();
@@ -1019,15 +1092,15 @@ TEST_F(PassiveCmTest, RejectOfACmIdNotHeldIsAStateError) {
   Cm other(*dev);
   auto id = hal.inject_connect_request(request(1, false, 2));
   ASSERT_TRUE(id);
-  auto foreign = other.reject(*id, {});
+  auto foreign = other.reject(ConnHandle{*id, 1}, {});
   ASSERT_FALSE(foreign);
   EXPECT_EQ(foreign.error().code, Errc::kState);
-  EXPECT_NE(foreign.error().message.find("did not indicate"), std::string::npos)
+  EXPECT_NE(foreign.error().message.find("names no connection of this Cm"), std::string::npos)
       << foreign.error().message;
   EXPECT_EQ(sq_doorbells(hal), db) << "nothing posted";
   // Ours once indicated; a second reject is refused without posting.
   EXPECT_EQ(next_request().cm_id, *id);
-  EXPECT_EQ(cm->write_context(*id, CmContext{}).error().code, Errc::kState)
+  EXPECT_EQ(ContextDiag(*dev).write_context(*id, CmContext{}).error().code, Errc::kState)
       << "a held node is not a host-written context";
   ASSERT_TRUE(cm->reject(*id, {}));
   auto twice = cm->reject(*id, {});
@@ -1085,7 +1158,8 @@ TEST_F(PassiveCmTest, PipelinedRejectsSettleThroughPoll) {
     }
   }
   EXPECT_EQ(got, ids.size());
-  EXPECT_EQ(cm->stats().nodes_awaiting_terminal, ids.size()) << "the RESET still to be read";
+  EXPECT_EQ(cm->stats().nodes_awaiting_terminal, ids.size() - 1)
+      << "the CLOSED events still to come; the RESET of ids[4] was read with the completions";
   EXPECT_TRUE(no_event());
   EXPECT_EQ(cm->node_state(ids[4]), NodeState::kFree);
   for (size_t k = 0; k < ids.size(); ++k) {
@@ -1139,30 +1213,58 @@ TEST_F(PassiveCmTest, AutoRejectsNeverReachTheApplication) {
   EXPECT_EQ(hal.cm_stats[r::STAT_REJECT_AUTO], 2u);
 }
 
-// Both ways of getting a connection coexist: host-written contexts keep their path (PD from
-// the SQ slot's buffer) and still fill the PD-area slot.
-TEST_F(PassiveCmTest, HostWrittenContextsStillWork) {
-  listen();
+// The diagnostic context path is fenced off from the passive CM: with a listener installed
+// ContextDiag refuses to write a context or reject, and Cm::reject never falls through to a
+// context for a cm_id it did not indicate. Nothing reaches the hardware either way.
+TEST_F(PassiveCmTest, DiagnosticContextsAreFencedOff) {
+  const ListenerId l = listen();
   const uint32_t held = indicated(request(1, false, 1));
+  ContextDiag diag(*dev);
   CmContext c;
   c.req_rev = 1;
   c.req_flags = 0x40;
   c.snd_nxt = 77;
-  ASSERT_TRUE(cm->write_context(40, c));
+  const size_t cqp = count_writes(hal, r::CQP_DB), db = sq_doorbells(hal);
+  auto w = diag.write_context(40, c);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().code, Errc::kState);
+  EXPECT_NE(w.error().message.find("listener"), std::string::npos) << w.error().message;
+  auto over = diag.write_context(held, c);  // would overwrite the held node
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error().code, Errc::kState);
   const auto pd = as_bytes(pattern(60, 2));
-  auto done = cm->reject(40, pd);
-  ASSERT_TRUE(done) << done.error().message;
-  EXPECT_EQ(done->tcp_seq, 77u);
-  EXPECT_EQ(regs::get(dev->sq().wqe(done->wqe_idx), regs::sq_wqe::PD_ADDR),
-            dev->pd_slot_addr(done->wqe_idx));
-  EXPECT_EQ(u8(dev->pd_area_slot(40).first(60)), u8(pd));
-  EXPECT_EQ(cm->node_state(40), NodeState::kFree);
-  EXPECT_EQ(cm->reject(40, pd).error().code, Errc::kState);
+  EXPECT_EQ(diag.reject(held, pd).error().code, Errc::kState);
+  EXPECT_EQ(diag.post_reject(40, pd).error().code, Errc::kState);
+  auto unknown = cm->reject(40, pd);
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().code, Errc::kState);
+  EXPECT_NE(unknown.error().message.find("stale handle"), std::string::npos)
+      << unknown.error().message;
+  EXPECT_EQ(count_writes(hal, r::CQP_DB), cqp) << "no context written";
+  EXPECT_EQ(sq_doorbells(hal), db) << "nothing posted";
   EXPECT_EQ(cm->node_state(held), NodeState::kHeld);
   auto node = dev->cqp_read_node(held);
   ASSERT_TRUE(node);
   EXPECT_TRUE(node->hosted);
   EXPECT_EQ(node->state, regs::CmState::MPAREQ_RCVD);
+
+  // Still refused while a connection is in the table (CM_CONNS != 0) with no listener.
+  ASSERT_TRUE(cm->destroy_listener(l));
+  auto conns = diag.write_context(40, c);
+  ASSERT_FALSE(conns);
+  EXPECT_EQ(conns.error().code, Errc::kState);
+  EXPECT_NE(conns.error().message.find("CM_CONNS"), std::string::npos) << conns.error().message;
+  // Idle again: the diagnostic path works.
+  ASSERT_TRUE(cm->reject(held, {}));
+  ASSERT_TRUE(hal.finish_node(held, AeqEvent::CLOSED));
+  EXPECT_TRUE(no_event());
+  ASSERT_EQ(hal.read32(r::CM_CONNS), 0u);
+  ASSERT_TRUE(diag.write_context(40, c));
+  auto done = diag.reject(40, pd);
+  ASSERT_TRUE(done) << done.error().message;
+  EXPECT_EQ(done->tcp_seq, 77u);
+  EXPECT_EQ(regs::get(dev->sq().wqe(done->wqe_idx), regs::sq_wqe::PD_ADDR),
+            dev->pd_slot_addr(done->wqe_idx));
 }
 
 // Events that break the hardware's contract are counted, never fatal, never misdelivered.
@@ -1203,10 +1305,11 @@ TEST_F(PassiveCmTest, RejectKeepsTheAeqDrainedWhileItWaits) {
   open(cfg);
   listen();
   std::vector<uint32_t> ids;
-  for (uint8_t k = 0; k < 7; ++k)
-    ids.push_back(*hal.inject_connect_request(request(1, false, 2, k)));
+  ids.push_back(*hal.inject_connect_request(request(1, false, 2, 0)));
   const ConnectRequest first = next_request();
   EXPECT_EQ(first.cm_id, ids[0]);
+  for (uint8_t k = 1; k < 7; ++k)
+    ids.push_back(*hal.inject_connect_request(request(1, false, 2, k)));
   ASSERT_GT(hal.aeq_backlog(), 0u) << "the CM engine is stalled on the AEQ";
   RejectOptions o;
   o.timeout = 80us;

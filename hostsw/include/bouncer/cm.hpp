@@ -1,20 +1,40 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// The connection-manager API, mirroring iw_cm: listeners and CONNECT_REQUEST events in, MPA
-// rejects out. Two ways to get a connection to reject:
-//  - passive CM (the hardware's): listen(), then poll_event()/wait_event() hand out
-//    ConnectRequest events; reject(cm_id, ...) answers one;
-//  - host-written contexts (irdma's software CM): write_context(cm_id, ...) then reject.
+// The connection-manager API of the passive side, mirroring iw_cm and librdmacm: listeners
+// and CONNECT_REQUEST events in, MPA rejects out.
+//
+//  - listen() installs a hardware listener; its events go to an event channel (the Cm's
+//    default one, or one made with create_channel()), each carrying the listener's context
+//    pointer;
+//  - poll_event()/wait_event() hand out ConnectRequest events; each names its connection by a
+//    ConnHandle (cm_id + generation), so a handle kept too long can never name the next
+//    connection on the same cm_id;
+//  - reject(handle, ...) answers one and waits for the completion; post_reject() returns at
+//    once and the completion arrives as a RejectComplete event; destroy(handle) is
+//    iw_destroy_cm_id (a held request is rejected, nothing more is delivered);
+//  - event_fd() is an eventfd readable while a channel holds events; start_poller() runs a
+//    thread that keeps the channels filled (XRT delivers no interrupt).
+//
+// Threads: every member may be called from any thread. The usual pattern is librdmacm's: one
+// thread takes events (wait_event), any number of threads reject. A completion belongs to the
+// call that posted it: a reject() gets its own, a post_reject()'s arrives as an event, and
+// the Cm never takes a completion it did not post. No lock is held while a call sleeps.
+//
+// Host-written contexts (the diagnostic path) are in bouncer/cm_diag.hpp.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <span>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <variant>
@@ -48,6 +68,7 @@ struct RejectOptions {
   bool unsafe_wire_pd = false;
   uint64_t wr_id = 0;
   /// reject(): how long to wait for the completion, in host time (as librdmacm's waits).
+  /// Also how long reject() retries a full SQ. post_reject() does not use it.
   std::chrono::nanoseconds timeout = std::chrono::milliseconds(8);
 };
 
@@ -77,6 +98,22 @@ struct ListenerId {
   bool operator==(const ListenerId&) const = default;
 };
 
+/// An event channel of a Cm (rdma_event_channel). 0 is the Cm's default channel.
+struct ChannelId {
+  uint32_t value = 0;
+  bool operator==(const ChannelId&) const = default;
+};
+
+/// One connection the application was told about: its cm_id and the generation of the
+/// request. The Cm counts generations across all cm_ids, so a handle names one connection
+/// for the life of the Cm: once that connection is over and the hardware reuses the cm_id,
+/// the old handle is refused (kState, "stale handle") instead of naming the new one.
+struct ConnHandle {
+  uint32_t cm_id = 0;
+  uint32_t gen = 0;  // 0 names no connection
+  bool operator==(const ConnHandle&) const = default;
+};
+
 struct ListenOptions {
   uint16_t backlog = 0;  // requests waiting for the host at once; 0: no limit
   regs::FinPolicy fin_policy = regs::FinPolicy::SIW_SAFE;  // default of reject()s
@@ -92,6 +129,11 @@ struct ListenOptions {
   std::array<uint8_t, 6> local_mac{};
   uint8_t ttl = 64, tos = 0;
   std::optional<unsigned> index;  // listener-table entry; unset: the lowest free one
+  /// The application's pointer for this listener, handed back in every event of its
+  /// connections (rdma_cm_id::context, which a connection inherits from its listener).
+  void* context = nullptr;
+  /// Where the events of this listener's connections go (create_channel()).
+  ChannelId channel;
 };
 
 /// Addresses and ports of a connection, host-order integers (0x0A000001 = 10.0.0.1).
@@ -103,11 +145,14 @@ struct Tuple {
   bool operator==(const Tuple&) const = default;
 };
 
-/// An MPA request the application must decide on (IW_CM_EVENT_CONNECT_REQUEST). The cm_id
-/// is held until reject(cm_id, ...); the private data was copied out of the PD area.
+/// An MPA request the application must decide on (IW_CM_EVENT_CONNECT_REQUEST). The
+/// connection is held until reject(handle, ...) or destroy(handle); the private data was
+/// copied out of the PD area.
 struct ConnectRequest {
-  uint32_t cm_id = 0;
+  uint32_t cm_id = 0;  // = handle.cm_id
+  ConnHandle handle;
   ListenerId listener;
+  void* context = nullptr;  // the listener's ListenOptions::context
   Tuple tuple;
   uint8_t rev = 0;                  // MPA Rev of the request (1 or 2)
   uint8_t flags = 0;                // request flags (M 0x80, C 0x40, enhanced 0x10)
@@ -117,23 +162,37 @@ struct ConnectRequest {
   bool enhanced() const { return rev == 2 && (flags & CmContext::kMpaFlagEnhanced) != 0; }
 };
 
-/// The peer reset a connection the application still holds. It must still be rejected:
-/// that frees the cm_id (the reject completes with CTX/PEER_RESET, nothing is sent).
+/// The peer reset a connection the application still holds. It must still be rejected (or
+/// destroyed): that frees the cm_id (the reject completes with CTX/PEER_RESET, nothing is
+/// sent).
 struct PeerReset {
   uint32_t cm_id = 0;
+  ConnHandle handle;
+  void* context = nullptr;
 };
 
 /// A malformed MPA request: the hardware sent a RST and freed the node; nothing to do.
 struct MpaError {
   uint32_t cm_id = 0;
   ListenerId listener;
+  void* context = nullptr;
   Tuple tuple;
   regs::MpaError reason = regs::MpaError::NONE;
 };
 
-using Event = std::variant<ConnectRequest, PeerReset, MpaError>;
+/// The completion of a post_reject(): the reject of `handle` is over, successful or not
+/// (completion_error() turns an error completion into an Error, as reject() returns it).
+/// Delivered on the connection's channel; it is the last event of the connection.
+struct RejectComplete {
+  uint32_t cm_id = 0;
+  ConnHandle handle;
+  void* context = nullptr;
+  Completion completion;
+};
 
-/// "CONNECT_REQUEST", "PEER_RESET", "MPA_ERROR".
+using Event = std::variant<ConnectRequest, PeerReset, MpaError, RejectComplete>;
+
+/// "CONNECT_REQUEST", "PEER_RESET", "MPA_ERROR", "REJECT_COMPLETE".
 const char* event_name(const Event& e);
 uint32_t event_cm_id(const Event& e);
 
@@ -157,169 +216,247 @@ struct CmStats {
   struct {
     uint64_t closed = 0, reset = 0, rtx_exhausted = 0, timeout = 0, other = 0;
   } terminal;
-  uint64_t cleanup_rejects = 0;    // internal ABORT rejects after a failed reject (see reject())
-  uint64_t cleanup_failed = 0;     // ... that failed as well (the node may stay allocated)
-  uint64_t unexpected_events = 0;  // events that fit no node's state (dropped)
-  uint64_t missing_terminal = 0;   // a request on a cm_id whose previous node never ended
-  uint64_t bad_pd = 0;             // requests whose PD_OFFSET/PD_LEN lie outside the PD area
-  uint32_t nodes_held = 0;         // kHeld + kHeldReset
+  uint64_t cleanup_rejects = 0;  // internal ABORT rejects after a failed reject (see reject())
+  uint64_t cleanup_failed = 0;   // ... that failed as well (the node may stay allocated)
+  /// Requests the driver rejected itself (no PD): destroy() of a held connection, and
+  /// requests of a destroyed listener that had not been delivered (iw_cm's rule).
+  uint64_t released = 0;
+  uint64_t unexpected_events = 0;        // events that fit no node's state (dropped)
+  uint64_t unexpected_completions = 0;   // CQEs that matched no outstanding WQE (dropped)
+  uint64_t missing_terminal = 0;         // a request on a cm_id whose previous node never ended
+  uint64_t bad_pd = 0;                   // requests whose PD_OFFSET/PD_LEN lie outside the PD area
+  uint32_t nodes_held = 0;               // kHeld + kHeldReset
   uint32_t nodes_awaiting_terminal = 0;  // kRejecting + kAwaitTerminal (terminal not seen)
+};
+
+/// The poller thread (start_poller): it looks at the rings every `interval` and moves what it
+/// finds to the channels, so their event fds become readable without a caller polling.
+struct PollerOptions {
+  std::chrono::nanoseconds interval = std::chrono::microseconds(100);
+  enum class Wait : uint8_t {
+    /// Sleep on the OS clock between looks (a card: the device runs by itself).
+    kSleep,
+    /// Wait through the HAL (Device::pause): for a device whose time passes only inside its
+    /// waits, the unit tests' fake HAL. Holds the device lock for each interval.
+    kDevice,
+  };
+  Wait wait = Wait::kSleep;
 };
 
 class Cm {
  public:
   /// `dev` must outlive the Cm.
   explicit Cm(Device& dev);
-  /// Destroys the listeners this Cm created, then rejects (no PD, the listener's FIN policy)
-  /// every request the application still holds, as iw_cm does when a listener or an id in
-  /// CONN_RECV goes away; otherwise those nodes would hold their cm_ids until the core is
-  /// reset. Best effort: errors are not reported.
+  /// Stops the poller, destroys the listeners this Cm created, then rejects (no PD, the
+  /// listener's FIN policy) every request the application still holds, as iw_cm does when a
+  /// listener or an id in CONN_RECV goes away; otherwise those nodes would hold their cm_ids
+  /// until the core is reset. Rejects still in flight are abandoned (Device::abandon), so
+  /// their completions free their slots. Best effort: errors are not reported. No other
+  /// thread may use the Cm by then.
   ~Cm();
   Cm(const Cm&) = delete;
   Cm& operator=(const Cm&) = delete;
 
   Device& device() { return dev_; }
 
-  // ---- passive CM
+  // ---- listeners
   /// iw_create_listen: installs a hardware listener on local_ip:port (0 = any address; an
   /// exact-address listener wins over a wildcard one). Waits for STATUS.CM_READY first.
   /// kInvalidArgument (nothing posted): port 0, index >= 16, a template that fails
   /// check_reject_pd (as for an enhanced request) or check_reply_ird_ord, max_ird/max_ord
-  /// over 14 bits, BACKLOG auto-reject without a backlog. kState: the index, or this address
-  /// and port, is already in use.
+  /// over 14 bits, BACKLOG auto-reject without a backlog, an unknown channel. kState: the
+  /// index, or this address and port, is already in use.
   Result<ListenerId> listen(uint32_t local_ip, uint16_t port, const ListenOptions& opts = {});
   /// iw_destroy_listen: new SYNs get a RST; connections already accepted run to their end.
+  /// Requests of this listener not yet delivered (queued in a channel, or still to come off
+  /// the AEQ) are rejected by the driver and never delivered, as iw_cm does for a listener
+  /// that is going away; requests already delivered stay the application's.
   /// kState (nothing posted) when `id` is not a listener of this Cm.
   Result<void> destroy_listener(ListenerId id);
 
-  /// The next event for the application, if any. Events the application must not see (the
-  /// terminal events of rejected nodes, see reject()) are consumed on the way. When the AEQ
-  /// is empty, AEQ_HEAD is written back before returning nullopt.
-  Result<std::optional<Event>> poll_event();
+  // ---- event channels
+  /// A new channel (rdma_create_event_channel) for ListenOptions::channel.
+  Result<ChannelId> create_channel();
+  /// kState while a listener of this Cm still uses it; kInvalidArgument for the default
+  /// channel or an unknown one. Events still queued in it are dropped.
+  Result<void> destroy_channel(ChannelId ch);
+  /// The channel's eventfd (created on the first call, owned by the Cm): readable exactly
+  /// while the channel holds events, as rdma_event_channel::fd. Nothing fills the channel
+  /// while nobody calls the Cm unless the poller runs (start_poller). kInvalidArgument for an
+  /// unknown channel; kNoDevice when eventfd() fails. It is created O_NONBLOCK; the Cm reads
+  /// it only while it holds a count, so the application may clear O_NONBLOCK (the C API does)
+  /// but must not read it.
+  Result<int> event_fd(ChannelId ch = {});
+
+  // ---- events
+  /// The next event of channel `ch`, if any. First it moves everything the device has
+  /// (events off the AEQ, completions of post_reject()) to the channels. Events the
+  /// application must not see (the terminal events of rejected nodes, see reject()) are
+  /// consumed on the way. When the AEQ is empty, AEQ_HEAD is written back before returning.
+  Result<std::optional<Event>> poll_event(ChannelId ch = {});
   /// poll_event() until an event arrives; Errc::kTimeout after `timeout` of host time (the
   /// message names the AEQ indices and the STATUS/QERR bits set).
-  Result<Event> wait_event(std::chrono::nanoseconds timeout);
+  Result<Event> wait_event(std::chrono::nanoseconds timeout) { return wait_event({}, timeout); }
+  Result<Event> wait_event(ChannelId ch, std::chrono::nanoseconds timeout);
 
-  /// Driver bookkeeping of the passive CM (tests, diagnostics).
-  CmStats stats() const;
-  NodeState node_state(uint32_t cm_id) const;
-  /// Diagnostics only: called with every terminal event the driver consumes for a rejected
-  /// node (they are still never delivered as events). Must not call back into the Cm.
-  void set_terminal_observer(std::function<void(uint32_t cm_id, regs::AeqEvent code)> f) {
-    terminal_observer_ = std::move(f);
-  }
-
-  // ---- host-written contexts
-  /// Stores a context for cm_id (CQP WRITE_CM_CONTEXT). Also resets the driver's view of the
-  /// connection's state, so a connection can be rejected again after a rewrite. kState if
-  /// the cm_id belongs to a connection of the passive CM.
-  Result<void> write_context(uint32_t cm_id, const CmContext& ctx);
-  /// Reads the hardware's copy (CQP READ_CM_CONTEXT), including SND_NXT/IP_ID/REJECTED.
-  Result<CmContext> read_context(uint32_t cm_id);
-
-  // ---- reject
+  // ---- reject, accept, destroy (iw_cm_reject, iw_cm_accept, iw_destroy_cm_id)
   /// iw_cm_reject: validates, posts, waits for the completion. The PD is copied before the
   /// call returns. Error completions come back as Errc::kHardware with the codes set.
   /// Validation (Errc::kInvalidArgument, nothing posted, the connection is still held):
-  ///  - cm_id < CAPS connection-table depth;
   ///  - check_reject_pd(): PD_Length on the wire (pd.size(), + 4 when the request is rev 2
   ///    enhanced) <= 255, or <= 512 (MPA_PD_MAX) with opts.unsafe_wire_pd; the hardware
   ///    checks 512 again (WQE/PD_TOO_LONG);
   ///  - opts.ird_ord, on an enhanced connection: check_reply_ird_ord() against the request's
   ///    word (the hardware checks it again: WQE/BAD_IRD_ORD);
-  ///  - opts.push only when CAPS.PUSH; opts.fin only with fin_policy DEFAULT or IRDMA.
-  /// Errc::kState (nothing posted): the application does not hold cm_id (never indicated,
-  /// already rejected, or a node of the passive CM this Cm did not indicate); for a
-  /// host-written context: no valid context, or already rejected (iw_cm returns -EINVAL).
+  ///  - opts.push only when CAPS.PUSH; opts.sq < num_sq; opts.fin only with fin_policy
+  ///    DEFAULT or IRDMA.
+  /// Errc::kState (nothing posted): a stale handle (the connection is over and its cm_id
+  /// names a newer one, or it never existed), or the connection was already rejected or
+  /// destroyed (iw_cm returns -EINVAL).
   ///
-  /// For a ConnectRequest's cm_id (iw_cm's contract): the PD goes into the cm_id's PD-area
-  /// slot (the hardware re-reads it for retransmissions); once reject() returns, success or
-  /// error (other than the validation errors above), the cm_id delivers no further events,
-  /// and the node's terminal event (CLOSED, RESET, RTX_EXHAUSTED, TIMEOUT) is consumed by
-  /// the driver. After a PeerReset the reject completes with CTX/PEER_RESET (an error:
-  /// nothing was sent) and frees the cm_id. If the hardware refused the WQE itself (WQE/*,
-  /// DMA/*), the node would stay allocated: the driver then rejects it once more with no PD
-  /// and fin_policy ABORT (reject + RST, what irdma's irdma_send_reset does) and still
-  /// returns the first error.
+  /// iw_cm's contract: the PD goes into the cm_id's PD-area slot (the hardware re-reads it
+  /// for retransmissions); once reject() returns, success or error (other than the
+  /// validation errors above), the connection delivers no further events, and the node's
+  /// terminal event (CLOSED, RESET, RTX_EXHAUSTED, TIMEOUT) is consumed by the driver. After
+  /// a PeerReset the reject completes with CTX/PEER_RESET (an error: nothing was sent) and
+  /// frees the cm_id. If the hardware refused the WQE itself (WQE/*, DMA/*), the node would
+  /// stay allocated: the driver then rejects it once more with no PD and fin_policy ABORT
+  /// (reject + RST, what irdma's irdma_send_reset does) and still returns the first error.
   ///
-  /// When the completion does not come within opts.timeout (kTimeout, or kQueueError when the
-  /// SQ is in queue error), the reject stays posted but the caller no longer waits for it: the
-  /// WQE is abandoned (Device::abandon), so its completion, if it comes (or reset_sq() flushes
-  /// it), frees its slot at once and is consumed by the driver (the cm_id's bookkeeping
-  /// follows it, as above; poll() never hands it out). A synchronous caller that never polls
-  /// therefore cannot wedge the SQ with late completions.
-  Result<Completion> reject(uint32_t cm_id, std::span<const std::byte> pd, RejectOptions opts = {});
+  /// A full SQ is retried until opts.timeout. When the completion does not come within
+  /// opts.timeout (kTimeout, or kQueueError when the SQ is in queue error), the reject stays
+  /// posted but the caller no longer waits for it: the WQE is abandoned (Device::abandon), so
+  /// its completion, if it comes (or reset_sq() flushes it), frees its slot at once and is
+  /// consumed by the driver (the connection's bookkeeping follows it, as above).
+  Result<Completion> reject(ConnHandle h, std::span<const std::byte> pd, RejectOptions opts = {});
+  /// The same validation, then posts and returns at once (iw_cm's reject does not wait).
+  /// The completion arrives as a RejectComplete event on the connection's channel, the last
+  /// event of the connection. kRingFull when the SQ has no free slot (the connection is
+  /// still held: post again once events have been taken). opts.timeout is not used.
+  Result<void> post_reject(ConnHandle h, std::span<const std::byte> pd,
+                           const RejectOptions& opts = {});
+  /// iw_cm_accept. Bouncer's passive CM only rejects: kNotSupported, and the connection is
+  /// still held (reject or destroy it). A stale handle is kState.
+  Result<void> accept(ConnHandle h, std::span<const std::byte> pd = {});
+  /// iw_destroy_cm_id: the connection delivers no more events, whatever its state. A
+  /// request still held (CONN_RECV) is rejected by the driver with no PD and the listener's
+  /// FIN policy; a post_reject() in flight completes without its RejectComplete. Returns
+  /// without waiting for the hardware (a full SQ is retried by later calls). kState for a
+  /// stale handle.
+  Result<void> destroy(ConnHandle h);
 
-  /// Non-blocking reject for pipelined use: same validation, returns the wqe_idx within SQ
-  /// opts.sq. Collect the completion with poll() or wait(). opts.timeout is not used.
-  Result<uint16_t> post_reject(uint32_t cm_id, std::span<const std::byte> pd,
-                               const RejectOptions& opts = {});
-  /// Next SQ completion, if any (Device::poll_cq). Completions of the driver's internal
-  /// cleanup rejects are not handed out.
-  std::optional<Completion> poll();
-  /// Waits for the completion of wqe_idx (others are kept for poll()). Like reject(), it
-  /// keeps the AEQ drained meanwhile (the hardware's CM engine, which sends the reject, waits
-  /// while the AEQ is full); events read then are handed out by poll_event() in order.
-  /// kTimeout after `timeout` of host time: the WQE stays posted (wait again or poll()).
-  Result<Completion> wait(unsigned sq, uint16_t wqe_idx, std::chrono::nanoseconds timeout);
-  /// SQ 0.
-  Result<Completion> wait(uint16_t wqe_idx, std::chrono::nanoseconds timeout) {
-    return wait(0u, wqe_idx, timeout);
-  }
+  // ---- poller
+  /// Starts the poller thread. kState when it runs already; kInvalidArgument for an interval
+  /// <= 0. Not for the co-simulation, whose device only runs inside the host thread's calls.
+  Result<void> start_poller(const PollerOptions& opts = {});
+  void stop_poller();
+  bool poller_running() const { return poller_.joinable(); }
+
+  // ---- diagnostics
+  /// Driver bookkeeping of the passive CM (tests, diagnostics).
+  CmStats stats() const;
+  NodeState node_state(uint32_t cm_id) const;
+  /// The state of one connection: kFree once it is over (its cm_id may hold a newer one).
+  NodeState node_state(ConnHandle h) const;
+  /// Diagnostics only: called with every terminal event the driver consumes for a rejected
+  /// node (they are still never delivered as events). It runs under the Cm's lock: it must
+  /// not call back into the Cm.
+  void set_terminal_observer(std::function<void(uint32_t cm_id, regs::AeqEvent code)> f);
 
  private:
+  enum class Kind : uint8_t {
+    kSync,      // reject(): the calling thread collects the completion
+    kAsync,     // post_reject(): the completion becomes a RejectComplete event
+    kInternal,  // cleanup, destroy(), a destroyed listener's request: consumed by the driver
+  };
   struct Node {
     NodeState state = NodeState::kFree;
     uint8_t rev = 0;
     uint8_t flags = 0;
     uint8_t listener = 0;
     std::optional<uint32_t> ird_ord;  // the request's IRD/ORD word (enhanced requests)
-    uint32_t gen = 0;                 // bumped by every CONNECT_REQUEST on this cm_id
+    uint32_t gen = 0;                 // generation of the request (ConnHandle::gen)
+    ChannelId channel;                // where its events go
+    void* context = nullptr;          // its listener's context
     bool reset_seen = false;          // the node's RESET event was consumed
     bool terminal_seen = false;       // a terminal event (or RESET) arrived while kRejecting
     bool cleanup_done = false;        // the internal ABORT reject was already tried
+    bool destroyed = false;           // destroy(): no event is delivered any more
     bool enhanced() const { return rev == 2 && (flags & CmContext::kMpaFlagEnhanced) != 0; }
   };
   struct Inflight {
     uint32_t cm_id = 0;
     uint32_t gen = 0;
-    bool internal = false;  // a cleanup reject: its completion is not handed out
+    Kind kind = Kind::kSync;
+    uint64_t ticket = 0;  // names this WQE (an SQ slot is reused)
+    ChannelId channel;
+    void* context = nullptr;
+  };
+  struct Done {  // a kSync completion, claimed for its waiting caller
+    Completion c;
+    uint64_t cleanup = 0;  // ticket of the cleanup reject it caused, 0 when none
   };
   struct Listener {
     uint32_t ip = 0;
     uint16_t port = 0;
+    ChannelId channel;
+    void* context = nullptr;
   };
+  struct Channel {
+    std::deque<Event> queue;
+    int fd = -1;  // eventfd, -1 until event_fd()
+  };
+  using Lock = std::unique_lock<std::mutex>;
 
-  Result<CmContext*> context_for(uint32_t cm_id);
-  Result<uint16_t> post_context_reject(uint32_t cm_id, std::span<const std::byte> pd,
-                                       const RejectOptions& opts);
-  Result<uint16_t> post_node_reject(uint32_t cm_id, Node& n, std::span<const std::byte> pd,
-                                    const RejectOptions& opts);
-  Result<void> validate_reject(uint32_t cm_id, std::span<const std::byte> pd,
-                               const RejectOptions& opts) const;
+  Result<void> validate_reject(std::span<const std::byte> pd, const RejectOptions& opts) const;
+  /// The held node `h` names, or kState (stale, over, already rejected or destroyed).
+  Result<Node*> held(ConnHandle h, const char* what);
+  Result<uint64_t> post_node_reject(ConnHandle h, Node& n, std::span<const std::byte> pd,
+                                    const RejectOptions& opts, Kind kind);
+  /// Posts the driver's own reject of a held node (no PD), or queues it for the next pump.
+  void release(uint32_t cm_id, Node& n);
+  Result<Completion> wait_sync(Lock& lk, unsigned sq, uint64_t ticket,
+                               std::chrono::nanoseconds timeout, Done& out);
+  bool wait_internal(Lock& lk, uint64_t ticket, std::chrono::nanoseconds timeout);
+  /// Everything the device has: abandoned completions, AEQ events (routed to channels), the
+  /// completions of this Cm's WQEs (except kSync ones, kept in done_), releases to retry.
+  void pump();
   std::optional<Event> on_aeqe(const Aeqe& e);
   void on_terminal(uint32_t cm_id, regs::AeqEvent code);
-  /// Updates the node a completion belongs to; true when it is internal (not handed out).
-  bool on_completion(const Completion& c);
-  void cleanup(uint32_t cm_id, Node& n, unsigned sq);
-  Result<Completion> wait_draining(unsigned sq, uint16_t wqe_idx, std::chrono::nanoseconds timeout);
-  /// Settles the nodes of abandoned rejects whose completions arrived (Device::poll_abandoned).
-  void collect_abandoned();
-  static uint32_t wqe_key(unsigned sq, uint16_t wqe_idx) { return sq << 16 | wqe_idx; }
-  void drain_aeq();
+  void on_completion(const Completion& c, bool abandoned);
+  void settle(const Inflight& f, const Completion& c, uint64_t* cleanup);
+  uint64_t cleanup(uint32_t cm_id, Node& n, unsigned sq);
+  void deliver(ChannelId ch, Event e);
+  /// Drops queued events of connection `h` (iw_cm: nothing after a reject or destroy).
+  void purge(ConnHandle h);
   void count_terminal(uint32_t cm_id, regs::AeqEvent code);
   Node* node(uint32_t cm_id);
+  Channel* channel(ChannelId ch);
+  std::optional<Inflight> live_entry(uint64_t ticket, uint32_t* key = nullptr) const;
+  Result<Completion> abandon_sync(unsigned sq, uint64_t ticket, Error why);
+  void poller_loop(PollerOptions o);
+  static uint32_t wqe_key(unsigned sq, uint16_t wqe_idx) { return sq << 16 | wqe_idx; }
 
   Device& dev_;
-  std::unordered_map<uint32_t, CmContext> shadow_;     // driver's copy of what it wrote/read
-  std::unordered_map<uint32_t, Node> nodes_;           // passive-CM cm_ids (absent: kFree)
-  std::map<uint32_t, std::deque<Inflight>> inflight_;  // wqe_key -> node rejects in flight
+  mutable std::mutex mu_;  // guards everything below except the poller's stop flag
+  std::unordered_map<uint32_t, Node> nodes_;            // cm_id -> node (absent: kFree)
+  std::map<uint32_t, Inflight> live_;                   // wqe_key -> the WQE there
+  std::map<uint32_t, std::deque<Inflight>> abandoned_;  // wqe_key -> given up, oldest first
+  std::unordered_map<uint64_t, Done> done_;             // ticket -> claimed kSync completion
   std::array<std::optional<Listener>, regs::kNumListeners> listeners_;
-  std::deque<Event> ready_;  // events read off the AEQ while waiting for a completion
+  std::array<bool, regs::kNumListeners> closed_{};  // destroyed: its requests are released
+  std::map<uint32_t, Channel> channels_;            // ChannelId::value -> channel (0: default)
+  uint32_t next_channel_ = 1;
+  uint32_t next_gen_ = 0;
+  uint64_t next_ticket_ = 0;
+  std::vector<ConnHandle> to_release_;  // releases that met a full SQ
   std::function<void(uint32_t, regs::AeqEvent)> terminal_observer_;
-  std::optional<std::pair<unsigned, uint16_t>> pending_cleanup_;  // (sq, wqe_idx) of the
-                                                                  // cleanup just posted
   CmStats stats_;
+  // poller
+  std::thread poller_;
+  std::mutex poller_mu_;
+  std::condition_variable poller_cv_;
+  bool poller_stop_ = false;
 };
 
 }  // namespace bouncer

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -25,6 +26,11 @@
 #include "bouncer/rings.hpp"
 
 namespace bouncer {
+
+namespace testing {
+struct RejectWqeFaults;
+struct DeviceFaults;
+}  // namespace testing
 
 /// The passive CM's timers (TIMER_TICK .. TIME_WAIT). Every timeout is in ticks of
 /// `tick_cycles` core cycles. The defaults are the hardware's reset values (irdma's timing at
@@ -164,13 +170,8 @@ struct RejectWqe {
   bool fin = false;
   std::optional<uint32_t> ird_ord;  // ctrl_ird << 16 | ctrl_ord; sets IRD_ORD_VALID
   uint64_t wr_id = 0;
-  // Raw overrides that bypass the driver's own choices, so tests can post WQEs the hardware
-  // must reject. Not used by the Cm layer.
-  std::optional<uint16_t> pd_len_override;   // PD_LEN field regardless of pd.size()
-  std::optional<uint64_t> pd_addr_override;  // PD_ADDR (forces PD_INLINE = 0)
-  std::optional<uint8_t> opcode_override;    // OPCODE instead of MPA_REJECT
-  bool force_inline = false;                 // PD_INLINE = 1 even if pd.size() > 32
-  bool stale = false;                        // write VALID with the wrong polarity
+  // WQEs the hardware must refuse (raw field overrides) are posted through the test-only
+  // bouncer/device_faults.hpp, not through this struct.
 };
 
 /// One SQ completion, decoded (regs cqe) plus what the driver knows about the WQE.
@@ -333,9 +334,6 @@ class Device {
   Result<void> cqp_write_context(uint32_t cm_id, const CmContext& ctx);
   Result<CmContext> cqp_read_context(uint32_t cm_id);
   Result<void> cqp_nop();
-  /// Any opcode, for tests of the hardware's checks. The context buffer of the slot is
-  /// passed as CTX_ADDR (after copying `ctx_image` in when given).
-  Result<void> cqp_raw(uint8_t opcode, uint32_t cm_id, std::span<const std::byte> ctx_image = {});
   /// READ_CM_CONTEXT, decoded with the cm_node fields.
   Result<CmNodeStatus> cqp_read_node(uint32_t cm_id);
   /// CREATE_LISTENER. The template is copied into a DMA buffer the Device keeps while the
@@ -482,6 +480,20 @@ class Device {
   /// Device address of the PD buffer of slot wqe_idx of SQ `sq`.
   uint64_t pd_slot_addr(uint16_t wqe_idx, unsigned sq = 0) const;
 
+  // ---- for the connection manager (hostsw/cm), whose waits poll from outside the Device
+  /// hal().host_now() and hal().wait_for(d) under the device lock: the HAL is used by one
+  /// thread at a time (the fake HAL runs its engines inside wait_for), and the lock is free
+  /// between two pauses, so a waiter never keeps other threads off the rings while it sleeps.
+  std::chrono::nanoseconds host_now();
+  void pause(std::chrono::nanoseconds d);
+  /// The oldest completion, kept or new, that `mine` claims (poll_completion_for's rule for
+  /// the others: they stay kept for their own callers, in order). `mine` runs under the device
+  /// lock and must not call back into the Device. It also sees CQEs that matched no
+  /// outstanding WQE (Completion::unexpected).
+  std::optional<Completion> poll_cq_if(const std::function<bool(const Completion&)>& mine);
+  /// Listener entries created through this Device and not destroyed.
+  unsigned listeners_installed();
+
   // ---- latency probes (CAPS.PROBES; Errc::kState when this build has none). Plain register
   // accesses, so they work the same over every HAL backend (co-simulation, XRT).
   /// Empties the capture FIFO, clears OVERFLOW/LOST and starts capturing (PROBE_CTRL).
@@ -541,6 +553,9 @@ class Device {
   void publish_sq(unsigned sq, queues::WqeSlot slot, std::span<const std::byte> image, bool push,
                   uint64_t wr_id, uint32_t cm_id);
   std::optional<Completion> reap_one();
+  friend struct testing::DeviceFaults;
+  Result<uint16_t> post_reject_with(const RejectWqe& wqe, const testing::RejectWqeFaults* faults);
+  Result<void> cqp_raw(uint8_t opcode, uint32_t cm_id, std::span<const std::byte> ctx_image);
   // The slot at SQ `sq`'s head if it is free (not held by an uncollected completion), else
   // kRingFull; kInvalidArgument when sq >= num_sq.
   Result<queues::WqeSlot> next_sq_slot(unsigned sq);

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "bouncer/cm.hpp"
+#include "bouncer/cm_diag.hpp"
 #include "bouncer/device.hpp"
 #include "bouncer/result.hpp"
 
@@ -95,7 +96,8 @@ CmContext bench_context(std::mt19937_64& rng, uint32_t cm_id, unsigned rev,
 /// Runs the sweep; every point's records in order. Errors: Errc::kState (no probes in this
 /// build, or the device is busy), Errc::kTimeout, Errc::kHardware (a completion with an error,
 /// a probe record missing, or the probe FIFO overflowed).
-Result<std::vector<ProbeLatency>> run_probe_bench(Device& dev, Cm& cm, const ProbeBenchConfig& cfg);
+Result<std::vector<ProbeLatency>> run_probe_bench(Device& dev, ContextDiag& diag,
+                                                  const ProbeBenchConfig& cfg);
 
 /// One JSON object per line, the bench.json latency schema (+ "samples", "source": "probes").
 std::string probe_bench_jsonl(const std::vector<ProbeLatency>& recs);

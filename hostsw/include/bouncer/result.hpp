@@ -20,6 +20,7 @@ enum class Errc : uint8_t {
   kState,            // operation not allowed in the current state
   kNoMemory,         // DMA buffer allocation failed
   kQueueError,       // a ring is in its queue-error state (QERR); Device::reset_sq/reset_cqp
+  kNotSupported,     // the operation does not exist on this device (Cm::accept)
 };
 
 const char* errc_name(Errc e);
