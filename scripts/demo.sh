@@ -4,10 +4,11 @@
 # driver rejects every request; both directions of the wire go to a pcap, which the
 # independent golden model (pcap_check) and Wireshark's tshark then check frame by frame.
 #
-#   scripts/demo.sh          two runs: 4 connections with MPA rev 2 (enhanced) requests, FIN
+#   scripts/demo.sh          three runs: 4 connections with MPA rev 2 (enhanced) requests, FIN
 #                            after the reject is ACKed (siw policy) -> out/demo.pcap; then 2
 #                            with rev 1 requests and the FIN in the reject (irdma policy)
-#                            -> out/demo-rev1.pcap. Reject PD lengths 7, 33, 64, 200.
+#                            -> out/demo-rev1.pcap (reject PD lengths 7, 33, 64, 200); then 3
+#                            against the C API's example server -> out/demo-capi.pcap.
 #   scripts/demo.sh ARGS...  one run, `bouncer sim --pcap out/demo.pcap ARGS...`, e.g.
 #                            --width 512 --connections 16 --fst out/demo.fst, --rev 1,
 #                            --fin-policy abort, --loss 0.1, --mode context
@@ -42,6 +43,8 @@ else
   run out/demo.pcap --connections 4 --rev 2 --peer-pd-len 16 --fin-policy siw
   run out/demo-rev1.pcap --connections 2 --rev 1 --peer-pd-len 40 --fin-policy irdma \
     --initiator irdma
+  # the C example server (hostsw/capi/example), written against the librdmacm-style C API
+  run out/demo-capi.pcap --mode capi --connections 3
 fi
 echo
 echo "demo: ok"

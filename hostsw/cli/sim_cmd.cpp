@@ -134,8 +134,10 @@ void add_sim_options(CLI::App& app, SimOptions& o) {
                  "mode with that --post (the old spelling); bridge: the network port is "
                  "bridged to a QEMU guest (-netdev dgram on 127.0.0.1) and a real initiator "
                  "connects (JSON lines on stdout; see docs/interop.md); selftest: the card's "
-                 "loopback self-test (CTRL.LOOPBACK) on the co-simulated core")
-      ->check(CLI::IsMember({"peer", "context", "bridge", "selftest", "push", "db", "both"}))
+                 "loopback self-test (CTRL.LOOPBACK) on the co-simulated core; capi: the C API's "
+                 "example server (hostsw/capi/example) rejects simulated initiators")
+      ->check(
+          CLI::IsMember({"peer", "context", "bridge", "selftest", "capi", "push", "db", "both"}))
       ->capture_default_str();
   app.add_option("--post", o.post, "push | db | both (alternate per connection)")
       ->check(CLI::IsMember({"push", "db", "both"}))
@@ -243,6 +245,9 @@ std::optional<std::string> pd_option_error(const SimOptions& o) {
     return std::nullopt;
   }
   const bool enhanced = o.rev == 2;
+  if (o.mode == "capi") {  // the server's reason is --pd as given
+    return o.pd_text ? check("--pd", o.pd_text->size(), enhanced) : std::nullopt;
+  }
   const unsigned n = o.pd_len || o.pd_text ? 1 : static_cast<unsigned>(std::size(kDefaultPdLens));
   for (unsigned i = 0; i < std::min(n, o.connections); ++i) {
     if (auto e = check(o.pd_len ? "--pd-len" : "--pd", reject_pd(i, o).size(), enhanced)) {
@@ -277,6 +282,7 @@ int run_sim(const SimOptions& opts) {
   }
   if (!prepare_outputs(o)) return 2;
   if (o.mode == "bridge") return run_bridge_mode(o);
+  if (o.mode == "capi") return run_capi_mode(o);
   return o.mode == "context" ? run_context_mode(o) : run_peer_mode(o);
 }
 

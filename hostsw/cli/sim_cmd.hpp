@@ -7,6 +7,8 @@
 //    rejects it (no peers, TX only).
 //  --mode bridge: the network port is bridged to a QEMU guest (`-netdev dgram` on 127.0.0.1);
 //    a real initiator connects, the host rejects every request (sim_bridge.cpp).
+//  --mode capi: the C example server (hostsw/capi/example, written against the librdmacm-style
+//    C API) rejects simulated initiators' requests (sim_capi.cpp).
 //  --mode selftest: the card's loopback self-test (CTRL.LOOPBACK) on the co-simulated core
 //    (sim_selftest.cpp); the same code as `bouncer card selftest`.
 #pragma once
@@ -72,6 +74,8 @@ int run_peer_mode(const SimOptions& o);
 int run_bridge_mode(const SimOptions& o);
 /// The loopback self-test of `bouncer card selftest` on the co-simulated core (sim_selftest.cpp).
 int run_selftest_mode(const SimOptions& o);
+/// The C API's example server as the host program (sim_capi.cpp).
+int run_capi_mode(const SimOptions& o);
 
 /// The reject PD of connection i: --pd text (or "bouncer: go away #i"), cut or padded by
 /// repetition to --pd-len (default 7, 33, 64, 200 in turn).
