@@ -658,6 +658,7 @@ module bouncer_axil_regs #(
   localparam int RD_GRPS = (32'(SQBLK_OFF) + 32 * NUM_SQ + 63) / 64;
   logic                rvalid_q;
   logic [31:0]         rdata_q;
+  logic [31:0]         rd_mux;
   logic                rd_dec_q;
   logic                ar_fire;
   logic [RD_GRPS-1:0]  rd_grp_d, rd_grp_q;
@@ -805,14 +806,12 @@ module bouncer_axil_regs #(
   end
 
   // The read mux: in every group the word picked by rd_word_q, ANDed with the group's select
-  // bit, ORed over the groups (at most one select is set): a shallow mux from flops. It is
-  // used where rdata_q takes it (ar_fire), so a simulator evaluates it only for a read.
-  function automatic logic [31:0] rd_mux_of(input logic [RD_GRPS*16*32-1:0] tab,
-                                            input logic [RD_GRPS-1:0] grp, input logic [3:0] w);
-    rd_mux_of = 32'd0;
+  // bit, ORed over the groups (at most one select is set): a shallow mux from flops.
+  always_comb begin
+    rd_mux = 32'd0;
     for (int g = 0; g < RD_GRPS; g++)
-      rd_mux_of |= {32{grp[g]}} & rd_word_mux(tab[512*g +: 512], w);
-  endfunction
+      rd_mux |= {32{rd_grp_q[g]}} & rd_word_mux(rd_tab[512*g +: 512], rd_word_q);
+  end
 
   always_ff @(posedge clk) begin
     // decode: a new address is taken when no response is held after this cycle
@@ -826,7 +825,7 @@ module bouncer_axil_regs #(
     if (s_axil_rready) rvalid_q <= 1'b0;
     if (ar_fire) begin
       rvalid_q <= 1'b1;
-      rdata_q  <= rd_mux_of(rd_tab, rd_grp_q, rd_word_q);
+      rdata_q  <= rd_mux;
       if (rd_cyc_lo_q) cycle_hi_latch_q <= cycle_q[63:32];
       if (rd_probe_lo_q) probe_hi_q <= (PROBES != 0) ? probe_head[63:32] : 32'd0;
     end
