@@ -5,11 +5,10 @@
 # models, none of their run time (the biggest such file: 8.4 s -> 3.1 s).
 set(BOUNCER_VL_OPT_SLOW -O0)
 
-# bouncer_vl_unity(<lib> <prefix> <verilate() DIRECTORY> [<fast code options>]): compile one
-# verilated model as two translation units, its fast code (the build type's optimization, or
-# the options given) and its run-once code (OPT_SLOW), the way Verilator's own makefiles
-# compile V*__ALL.cpp. A small model is 7-8 generated files of which each spends about 1.5 s
-# parsing verilated.h; as two units the model compiles in a third of the time.
+# bouncer_vl_unity(<lib> <prefix> <verilate() DIRECTORY>): compile one verilated model as two
+# translation units, its fast code (-O2) and its run-once code (OPT_SLOW), the way Verilator's
+# own makefiles compile V*__ALL.cpp. A small model is 7-8 generated files of which each spends
+# about 1.5 s parsing verilated.h; as two units the model compiles in a third of the time.
 # The generated files stay sources of the target (so Verilator's custom command still runs
 # before the compile) but are not compiled on their own (HEADER_FILE_ONLY).
 function(bouncer_vl_unity lib prefix dir)
@@ -34,13 +33,4 @@ function(bouncer_vl_unity lib prefix dir)
   endforeach()
   set_source_files_properties(${dir}/${prefix}__ALL_slow.cpp PROPERTIES
     COMPILE_OPTIONS "${BOUNCER_VL_OPT_SLOW}")
-  if(ARGC GREATER 3)
-    set_source_files_properties(${dir}/${prefix}__ALL_fast.cpp PROPERTIES
-      COMPILE_OPTIONS "${ARGV3}")
-  endif()
 endfunction()
-
-# The fast code of the core models, which the co-simulation spends nearly all its time in:
-# -O3 takes 5-6 % less CPU per simulated cycle than -O2 (sim_speed, GCC 12). No -march: the
-# build must run on any x86-64 machine it is copied to.
-set(BOUNCER_VL_OPT_CORE -O3)
