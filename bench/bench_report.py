@@ -6,6 +6,9 @@ docs/perf.md.
   bench_report.py --cosim F.jsonl... --sw sw.json --ceil ceil.jsonl --out-dir out
                   --perf-md docs/perf.md [--no-plots] [--sweep "description"]
   bench_report.py --check out/bench.json      # schema check only (exit 1 on a problem)
+  bench_report.py merge DIR... --out-dir out --perf-md docs/perf.md [--no-plots]
+      # the outputs of scripts/bench.sh --shard K/N (DIR/bench_raw of each slice, or of an
+      # unsharded run, which reports through the same path) -> the files above, then --check
 
 Inputs: cosim_bench JSON lines (kind latency / throughput / meta), Google Benchmark JSON of
 sw_reject_bench, line_rate_table JSON lines (ceilings), and optionally the Yosys cell counts
@@ -331,7 +334,12 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None, storm=None,
         V.append(["Co-simulation ≥ 1 M simulated cycles per wall second, tracing off",
                   "met" if worst >= 1e6 else ("**missed**" if best < 1e6 else "partly"),
                   f"{worst / 1e6:.2f} – {best / 1e6:.2f} M cycles/s over the bench processes "
-                  "(host thread polling the CQ every cycle; shared machine)"])
+                  "(host looking at the CQ every cycle; shared machine)"])
+        costs = [m["cost_vs_bare"] for m in off if m.get("cost_vs_bare")]
+        if costs:
+            V.append(["Platform + driver ≤ 1.5x the bare verilated core (CPU time per cycle)",
+                      "met" if max(costs) <= 1.5 else "**missed**",
+                      f"{min(costs):.2f}x – {max(costs):.2f}x over the bench processes"])
     V.append(storm_report.verdict(storm or []))
     ar = [r for r in lat if r["stage"] == "auto_mpa_req_to_first_beat"]
     if ar:
@@ -537,15 +545,23 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None, storm=None,
 
     # sim speed
     A("## Simulation speed (bench scenario)\n")
-    A("Simulated cycles per wall second of each `cosim_bench` process (the host thread steps "
-      "the simulation one cycle at a time while it waits for CQEs, which costs a SystemC "
-      "context switch per cycle).\n")
+    A("Simulated cycles per wall second of each `cosim_bench` process, and the platform's "
+      "cost: CPU time per simulated cycle of the whole process (driver, TLM platform, bus "
+      "models, model) over that of the bare verilated core, measured in the same process just "
+      "before (`measure_bare_core`, inputs idle, no tracing). The host looks at host memory "
+      "after every cycle, sleeping in `Platform::wait_event` where that gives the same cycles, "
+      "and reads the probe FIFO over MMIO.\n")
+    def cost(m):
+        return f"{m['cost_vs_bare']:.2f}x" if m.get("cost_vs_bare") else "–"
+    def bare(m):
+        return f"{m['bare_cycles_per_s'] / 1e6:.2f} M" if m.get("bare_cycles_per_s") else "–"
     rows = [["RX side" if m.get("rx") else "TX sweep", m["width"], m["mem_latency"],
              "on" if m.get("fst") else "off", m["sim_cycles"],
-             f"{m['wall_s']:.2f}", f"{m['cycles_per_s'] / 1e6:.2f} M"]
+             f"{m['wall_s']:.2f}", f"{m['cycles_per_s'] / 1e6:.2f} M", bare(m), cost(m)]
             for m in sorted(meta, key=lambda m: (m.get("rx", False), m.get("fst", False),
                                                  m["width"], m["mem_latency"]))]
-    A(table(["run", "width", "mem lat", "FST trace", "cycles", "wall s", "cycles/s"], rows))
+    A(table(["run", "width", "mem lat", "FST trace", "cycles", "wall s", "cycles/s",
+             "bare core cycles/s", "cost vs bare"], rows))
 
     if pngs:
         A("## Plots\n")
@@ -574,7 +590,68 @@ def read_probe_cost(path):
     return cost
 
 
+def merge(argv):
+    """bench_report.py merge: the report of the bench.sh slices in argv's directories."""
+    ap = argparse.ArgumentParser(prog="bench_report.py merge")
+    ap.add_argument("dirs", nargs="+", help="scripts/bench.sh --out directories (with bench_raw/)")
+    ap.add_argument("--out-dir", default="out")
+    ap.add_argument("--perf-md")
+    ap.add_argument("--no-plots", action="store_true")
+    m = ap.parse_args(argv)
+    shards, files = {}, {}
+    for d in m.dirs:
+        raw = os.path.join(d, "bench_raw")
+        try:
+            with open(os.path.join(raw, "shard.json")) as f:
+                man = json.load(f)
+        except OSError as e:
+            print(f"bench_report merge: {raw}: no slice manifest ({e})", file=sys.stderr)
+            return 1
+        if man["shard"] in shards:
+            print(f"bench_report merge: slice {man['shard']} given twice", file=sys.stderr)
+            return 1
+        shards[man["shard"]] = man
+        for name in man["outputs"]:
+            path = os.path.join(raw, name)
+            if not os.path.exists(path):
+                print(f"bench_report merge: slice {man['shard']}/{man['shards']} lacks {name}",
+                      file=sys.stderr)
+                return 1
+            if name in files:
+                print(f"bench_report merge: {name} in two slices", file=sys.stderr)
+                return 1
+            files[name] = path
+    first = next(iter(shards.values()))
+    n = first["shards"]
+    for man in shards.values():
+        if (man["mode"], man["shards"], man["sweep"]) != (first["mode"], n, first["sweep"]):
+            print("bench_report merge: the slices come from different sweeps", file=sys.stderr)
+            return 1
+    if sorted(shards) != list(range(1, n + 1)):
+        missing = sorted(set(range(1, n + 1)) - set(shards))
+        print(f"bench_report merge: slices {missing} of {n} missing", file=sys.stderr)
+        return 1
+    names = sorted(files)  # one order whatever the slicing: records come out the same
+    pick = lambda prefix, suffix: [files[x] for x in names
+                                   if x.startswith(prefix) and x.endswith(suffix)]
+    args = argparse.Namespace(
+        check=None, cosim=pick("cosim_", ".jsonl"), meta_only=pick("fst", ".jsonl"),
+        sw=files.get("sw.json"), ceil=files.get("ceil.jsonl"), out_dir=m.out_dir,
+        perf_md=m.perf_md, no_plots=m.no_plots, mode=first["mode"], sweep=first["sweep"],
+        probe_cost=files.get("probe_cost.txt"), storm=pick("storm_", ".json"))
+    rc = report(args)
+    if rc:
+        return rc
+    with open(os.path.join(m.out_dir, "bench.json")) as f:
+        errs = check(json.load(f))
+    for e in errs:
+        print("bench.json:", e, file=sys.stderr)
+    return 1 if errs else 0
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "merge":
+        return merge(sys.argv[2:])
     ap = argparse.ArgumentParser()
     ap.add_argument("--check")
     ap.add_argument("--cosim", nargs="*", default=[])
@@ -597,7 +674,11 @@ def main():
             print("bench.json:", e, file=sys.stderr)
         print(f"{args.check}: {'schema ok' if not errs else 'INVALID'}")
         return 1 if errs else 0
+    return report(args)
 
+
+def report(args):
+    """bench.json, CSV, plots and perf.md from the raw outputs named in args."""
     recs = read_jsonl(args.cosim)
     strip = lambda r: {k: v for k, v in r.items() if k != "kind"}
     lat = [strip(r) for r in recs if r["kind"] == "latency"]

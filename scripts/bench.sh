@@ -10,10 +10,15 @@
 #   scripts/bench.sh --quick    reduced sweep, same outputs, a few minutes
 # Options for tests: --tiny (smallest sweep), --bin-dir DIR (prebuilt bench binaries; skips
 # deps and the build), --out DIR, --perf-md FILE, --no-plots.
+# --shard K/N: run only the K-th of N disjoint slices of the work (processes i with
+# i mod N = K - 1; slice 1 also runs the software baseline, the ceilings and the probe cost)
+# into DIR/bench_raw and stop there; `bench/bench_report.py merge DIR1 ... DIRN --out-dir out
+# --perf-md docs/perf.md` then writes what an unsharded run writes (scripts/cluster/ runs
+# the slices as a Slurm array job).
 # BOUNCER_BENCH_JOBS: co-simulation processes at once (default 1: the machine is shared).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-mode=full out=$root/out perf=$root/docs/perf.md bin="" plots=1
+mode=full out=$root/out perf=$root/docs/perf.md bin="" plots=1 shard=1 shards=1
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) mode=quick ;;
@@ -22,7 +27,14 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift ;;
     --perf-md) perf=$2; shift ;;
     --no-plots) plots=0 ;;
-    -h|--help) sed -n 3,13p "$0"; exit 0 ;;
+    --shard)
+      [[ ${2:-} =~ ^([0-9]+)/([0-9]+)$ ]] || { echo "bench.sh: --shard K/N" >&2; exit 2; }
+      shard=$((10#${BASH_REMATCH[1]})) shards=$((10#${BASH_REMATCH[2]}))
+      if [ "$shards" -lt 1 ] || [ "$shard" -lt 1 ] || [ "$shard" -gt "$shards" ]; then
+        echo "bench.sh: --shard K/N needs 1 <= K <= N" >&2; exit 2
+      fi
+      shift ;;
+    -h|--help) sed -n 3,19p "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -58,53 +70,81 @@ raw=$out/bench_raw
 rm -rf "$raw"
 mkdir -p "$raw"
 jobs=${BOUNCER_BENCH_JOBS:-1}
-echo "== co-simulation sweep ($mode), $jobs process(es) at a time"
-cmds=()
+# The sweep's processes in a fixed order; a shard takes every N-th from its index on.
+cmds=() produces=()
+task() { cmds+=("$1"); produces+=("$2"); }
 for w in $widths; do
   for m in $mems; do
-    cmds+=("$bin/cosim_bench --width $w --mem-latency $m --pd $pds --outstanding $outs --samples $samples --out $raw/cosim_w${w}_m${m}.jsonl")
+    task "$bin/cosim_bench --width $w --mem-latency $m --pd $pds --outstanding $outs --samples $samples --out $raw/cosim_w${w}_m${m}.jsonl" "cosim_w${w}_m${m}.jsonl"
     # RX side (simulated initiators, auto-reject and host path) from the latency probes
-    cmds+=("$bin/cosim_bench --rx --width $w --mem-latency $m --rx-pd $rx_pds --rx-samples $rx_samples --out $raw/cosim_rx_w${w}_m${m}.jsonl")
+    task "$bin/cosim_bench --rx --width $w --mem-latency $m --rx-pd $rx_pds --rx-samples $rx_samples --out $raw/cosim_rx_w${w}_m${m}.jsonl" "cosim_rx_w${w}_m${m}.jsonl"
   done
   # SQ count 4 (the sqs-1 twins of these points are in the main sweep above)
   for m in $sq_mems; do
-    cmds+=("$bin/cosim_bench --width $w --mem-latency $m --paths push,dma_buffer --pd $sq_pds --outstanding $sq_outs --sqs 4 --samples $samples --out $raw/cosim_sq4_w${w}_m${m}.jsonl")
+    task "$bin/cosim_bench --width $w --mem-latency $m --paths push,dma_buffer --pd $sq_pds --outstanding $sq_outs --sqs 4 --samples $samples --out $raw/cosim_sq4_w${w}_m${m}.jsonl" "cosim_sq4_w${w}_m${m}.jsonl"
   done
 done
 # tracing on: one small point set at 64 bits for the simulation-speed comparison
-cmds+=("$bin/cosim_bench --width 64 --mem-latency 200 --pd 0,64 --rev 1 --outstanding 1,8 --samples $samples --fst $raw/trace.fst --out $raw/fst.jsonl")
+task "$bin/cosim_bench --width 64 --mem-latency 200 --pd 0,64 --rev 1 --outstanding 1,8 --samples $samples --fst $raw/trace.fst --out $raw/fst.jsonl" fst.jsonl
 # connection storm: SYNs offered at the target rate, 10 M/s (every 25 cycles at 250 MHz, every
 # 32 at 322 MHz), host memory latency 200
 for w in 64 512; do
   iv=$([ "$w" = 64 ] && echo 25 || echo 32)
   for sm in auto host; do
-    cmds+=("$bin/storm_bench --width $w --mode $sm --peers $storm_peers --interval $iv --sample 4000 --out $raw/storm_w${w}_$sm.json")
+    task "$bin/storm_bench --width $w --mode $sm --peers $storm_peers --interval $iv --sample 4000 --out $raw/storm_w${w}_$sm.json" "storm_w${w}_$sm.json"
   done
 done
-printf '%s\n' "${cmds[@]}" | xargs -P "$jobs" -I{} sh -c '{} || { echo "bench.sh: failed: {}" >&2; exit 255; }'
+mine=() expect=()
+for i in "${!cmds[@]}"; do
+  if [ $((i % shards)) -eq $((shard - 1)) ]; then
+    mine+=("${cmds[$i]}")
+    expect+=("${produces[$i]}")
+  fi
+done
+echo "== co-simulation sweep ($mode, slice $shard/$shards: ${#mine[@]} of ${#cmds[@]} processes), $jobs process(es) at a time"
+if [ ${#mine[@]} -gt 0 ]; then
+  printf '%s\n' "${mine[@]}" | xargs -P "$jobs" -I{} sh -c '{} || { echo "bench.sh: failed: {}" >&2; exit 255; }'
+fi
 rm -f "$raw/trace.fst"
 
-echo "== software baseline"
-"$bin"/sw_reject_bench --benchmark_min_time="$sw_time" --benchmark_format=json \
-  --benchmark_out="$raw/sw.json" --benchmark_out_format=json >/dev/null
-IFS=, read -r -a pd_list <<<"$pds"
-"$bin"/line_rate_table "${pd_list[@]}" >"$raw/ceil.jsonl"
+if [ "$shard" = 1 ]; then
+  echo "== software baseline"
+  "$bin"/sw_reject_bench --benchmark_min_time="$sw_time" --benchmark_format=json \
+    --benchmark_out="$raw/sw.json" --benchmark_out_format=json >/dev/null
+  IFS=, read -r -a pd_list <<<"$pds"
+  "$bin"/line_rate_table "${pd_list[@]}" >"$raw/ceil.jsonl"
+  expect+=(sw.json ceil.jsonl)
 
-# Cost of the latency probes: Yosys synth_xilinx of bouncer_probe alone, per width
-if [ "$mode" != tiny ] && command -v yosys >/dev/null; then
-  echo "== probe cost (yosys synth_xilinx -family xcup of bouncer_probe)"
-  raw_abs=$(cd "$raw" && pwd)
-  for w in 64 512; do
-    (cd "$root/rtl" && yosys -q -p "read_verilog -sv host/bouncer_regs_pkg.sv top/bouncer_probe.sv; chparam -set DATA_W $w bouncer_probe; synth_xilinx -family xcup -top bouncer_probe -flatten -noiopad -noclkbuf; tee -o $raw_abs/probe_stat_w$w.txt stat" >/dev/null)
-    awk -v w="$w" '$1 ~ /^(LUT|FD|RAM|CARRY|MUXF)/ && $2 ~ /^[0-9]+$/ { print w, $1, $2 }' \
-      "$raw/probe_stat_w$w.txt" >>"$raw/probe_cost.txt"
-  done
+  # Cost of the latency probes: Yosys synth_xilinx of bouncer_probe alone, per width
+  if [ "$mode" != tiny ] && command -v yosys >/dev/null; then
+    echo "== probe cost (yosys synth_xilinx -family xcup of bouncer_probe)"
+    raw_abs=$(cd "$raw" && pwd)
+    for w in 64 512; do
+      (cd "$root/rtl" && yosys -q -p "read_verilog -sv host/bouncer_regs_pkg.sv top/bouncer_probe.sv; chparam -set DATA_W $w bouncer_probe; synth_xilinx -family xcup -top bouncer_probe -flatten -noiopad -noclkbuf; tee -o $raw_abs/probe_stat_w$w.txt stat" >/dev/null)
+      awk -v w="$w" '$1 ~ /^(LUT|FD|RAM|CARRY|MUXF)/ && $2 ~ /^[0-9]+$/ { print w, $1, $2 }' \
+        "$raw/probe_stat_w$w.txt" >>"$raw/probe_cost.txt"
+    done
+    expect+=(probe_cost.txt)
+  fi
+fi
+
+# What this slice was to produce, for bench_report.py merge (which checks it is all there).
+python3 - "$raw/shard.json" "$mode" "$shard" "$shards" "$sweep" "${expect[@]}" <<'PY'
+import json, sys
+path, mode, k, n, sweep, *outputs = sys.argv[1:]
+with open(path, "w") as f:
+    json.dump({"mode": mode, "shard": int(k), "shards": int(n), "sweep": sweep,
+               "outputs": outputs}, f, indent=1)
+PY
+
+if [ "$shards" -gt 1 ]; then
+  echo "bench.sh: slice $shard/$shards done, outputs in $raw; merge all slices with"
+  echo "  bench/bench_report.py merge <the N --out directories> --out-dir out --perf-md docs/perf.md"
+  exit 0
 fi
 
 echo "== report"
 extra=()
 [ "$plots" = 1 ] || extra+=(--no-plots)
-python3 "$root"/bench/bench_report.py --cosim "$raw"/cosim_*.jsonl --meta-only "$raw/fst.jsonl" --sw "$raw/sw.json" \
-  --ceil "$raw/ceil.jsonl" --out-dir "$out" --perf-md "$perf" --sweep "$sweep" --mode "$mode" \
-  --probe-cost "$raw/probe_cost.txt" --storm "$raw"/storm_*.json ${extra[@]+"${extra[@]}"}
-python3 "$root"/bench/bench_report.py --check "$out/bench.json"
+python3 "$root"/bench/bench_report.py merge "$out" --out-dir "$out" --perf-md "$perf" \
+  ${extra[@]+"${extra[@]}"}

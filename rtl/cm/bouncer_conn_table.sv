@@ -224,6 +224,17 @@ module bouncer_conn_table #(
   localparam int NY  = NX / 6;       // groups of six slices: one LUT6 each
   localparam int NXR = NX - 6 * NY;  // slices left for the tail (2)
 
+  // Slice k of the compare of two tuples: a[3k +: 3] == b[3k +: 3]. Written as whole-word
+  // XNOR and ANDs with the next two bits, then one bit per slice: each slice is still one
+  // LUT6 of its six input bits, and a simulator evaluates a few word operations instead of
+  // NX separate 3-bit compares.
+  function automatic logic [NX-1:0] slice_eq(input logic [TW-1:0] a, input logic [TW-1:0] b);
+    logic [TW-1:0] e, t;
+    e = ~(a ^ b);
+    t = e & (e >> 1) & (e >> 2);
+    for (int k = 0; k < NX; k++) slice_eq[k] = t[3*k];
+  endfunction
+
   logic          wr1_v_q;
   logic [BL-1:0] wr1_bk_q;
   logic [BW-1:0] wr1_d_q, wr2_d_q;
@@ -264,10 +275,10 @@ module bouncer_conn_table #(
 
   // S3
   always_comb begin
-    // the bucket (data bits: the wide path to the RAM, no compare on it)
-    for (int i = 0; i < BW; i++)
-      bucket[i] = (src_r_q && rdata_out_q[i]) || (src_w1_q && wr1_d_q[i])
-               || (src_w2_q && wr2_d_q[i]);
+    // the bucket (data bits: the wide path to the RAM, no compare on it), an AND-OR of whole
+    // words (the same logic as per bit, and a few word operations in a simulator)
+    bucket = ({BW{src_r_q}} & rdata_out_q) | ({BW{src_w1_q}} & wr1_d_q)
+           | ({BW{src_w2_q}} & wr2_d_q);
     for (int w = 0; w < WAYS; w++) begin
       vr[w]  = rdata_out_q[w*EW + EW-1];
       vw1[w] = wr1_d_q[w*EW + EW-1];
@@ -280,8 +291,7 @@ module bouncer_conn_table #(
 
     // the compare against the RAM word
     for (int w = 0; w < WAYS; w++) begin
-      for (int k = 0; k < NX; k++)
-        x_r[w*NX + k] = rdata_out_q[w*EW + CM_ID_W + 3*k +: 3] == tup2_q[3*k +: 3];
+      x_r[w*NX +: NX] = slice_eq(rdata_out_q[w*EW + CM_ID_W +: TW], tup2_q);
       for (int j = 0; j < NY; j++) y_r[w*NY + j] = &x_r[w*NX + 6*j +: 6];
       t_r[w] = (&x_r[w*NX + 6*NY +: NXR]) && rv[w];
       m_r[w] = (&y_r[w*NY +: NY]) && t_r[w];
@@ -361,14 +371,13 @@ module bouncer_conn_table #(
   always_comb begin
     ins1 = v1_q && (op1_q == OP_INSERT);
     del1 = v1_q && (op1_q == OP_DELETE);
-    for (int k = 0; k < NX; k++) x_t[k] = tup1_q[3*k +: 3] == tup2_q[3*k +: 3];
+    x_t = slice_eq(tup1_q, tup2_q);
     for (int j = 0; j < NY; j++) y_t[j] = &x_t[6*j +: 6];
     t_t = &x_t[6*NY +: NXR];
     eqt = (&y_t) && t_t;
     for (int w = 0; w < WAYS; w++) begin
       vw2[w] = wr1_d_q[w*EW + EW-1];
-      for (int k = 0; k < NX; k++)
-        x_1[w*NX + k] = wr1_d_q[w*EW + CM_ID_W + 3*k +: 3] == tup1_q[3*k +: 3];
+      x_1[w*NX +: NX] = slice_eq(wr1_d_q[w*EW + CM_ID_W +: TW], tup1_q);
       for (int j = 0; j < NY; j++) y_1[w*NY + j] = &x_1[w*NX + 6*j +: 6];
       t_1e[w] = &x_1[w*NX + 6*NY +: NXR];
       t_1v[w] = (&x_1[w*NX + 6*NY +: NXR]) && vw2[w];

@@ -359,15 +359,19 @@ module bouncer_mpa_req_asm #(
         keym_q[n*16 +: 16]     <= '0;   // no key byte is 0
       end
       // byte b is lane b % 8 of word b / 8; lane l's word is w1_off_q[9:3] + (l < off[2:0]),
-      // compared here without the add (a lane write never wraps past the buffer's end)
-      for (int b = 0; b < 24; b++) begin
-        if (wen[b % 8] && w1_buf_q == NBUF_LOG2'(n) &&
-            (((3'(b % 8) < w1_off_q[2:0]) && (b / 8 > 0) && w1_off_q[9:3] == 7'(b / 8 - 1))
-             || (!(3'(b % 8) < w1_off_q[2:0]) && w1_off_q[9:3] == 7'(b / 8)))) begin
-          if (b < 16)
-            keym_q[n*16 + (b % 16)] <= (wdata[8*(b % 8) +: 8] == REQ_KEY[8*(b % 16) +: 8]);
-          else
-            shadow_q[(n*8 + (b % 8))*8 +: 8] <= wdata[8*(b % 8) +: 8];
+      // compared here without the add (a lane write never wraps past the buffer's end). Every
+      // lane enable includes w1_v_q and w1_buf_q names one buffer: both are tested first, so a
+      // simulator skips the byte tests of the other buffers and of cycles without a write.
+      if (w1_v_q && w1_buf_q == NBUF_LOG2'(n)) begin
+        for (int b = 0; b < 24; b++) begin
+          if (wen[b % 8] &&
+              (((3'(b % 8) < w1_off_q[2:0]) && (b / 8 > 0) && w1_off_q[9:3] == 7'(b / 8 - 1))
+               || (!(3'(b % 8) < w1_off_q[2:0]) && w1_off_q[9:3] == 7'(b / 8)))) begin
+            if (b < 16)
+              keym_q[n*16 + (b % 16)] <= (wdata[8*(b % 8) +: 8] == REQ_KEY[8*(b % 16) +: 8]);
+            else
+              shadow_q[(n*8 + (b % 8))*8 +: 8] <= wdata[8*(b % 8) +: 8];
+          end
         end
       end
     end

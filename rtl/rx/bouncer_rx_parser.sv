@@ -188,12 +188,11 @@ module bouncer_rx_parser #(
       if (v == LB'(n)) for (int i = 0; i < n; i++) therm_lt[i] = 1'b1;
   endfunction
 
-  // frame byte positions 0..127 at or behind the TCP header (34 + 4 * TCP index), likewise a
-  // pick of constants by the 4-bit index
+  // frame byte positions 0..127 at or behind the TCP header (34 + 4 * TCP index): a constant
+  // shifted by the index times 4, a concatenation (no adder, so no carry chain; every bit is
+  // a function of the 4 index bits, one LUT)
   function automatic logic [127:0] tcp_ge(input logic [3:0] idx);
-    tcp_ge = '0;
-    for (int n = 0; n < 16; n++)
-      if (idx == 4'(n)) for (int p = 34 + 4*n; p < 128; p++) tcp_ge[p] = 1'b1;
+    tcp_ge = {{94{1'b1}}, 34'd0} << {idx, 2'b00};
   endfunction
 
   // clamp a signed byte distance to 0..WB: min(max(v, 0), WB) for a signed 18-bit v: WB is
@@ -744,37 +743,42 @@ module bouncer_rx_parser #(
   logic [31:0]     acc_q, acc_next;
   // Option decode for every byte position i of the option area (0..39), from D, registered
   // in E: the walker in P3 then only picks the flags at its position (see P3). The next
-  // position is stored bit-sliced (bit k of position i at od_nxt[NO*k + i]), so picking it
-  // is six 40-way muxes indexed by the position, with no index arithmetic.
+  // position is stored bit-sliced (bit k of position i at e_nxt_q[NO*k + i]), so picking it
+  // is six 40-way muxes indexed by the position, with no index arithmetic. P3 takes the
+  // decode only from a frame's last beat, so E registers it only with a valid last beat in
+  // D (a simulator then decodes once per frame instead of every cycle).
   localparam int NO = 40;
-  logic [NO-1:0]   od_k0, od_err, od_mss, od_ws, od_fin;
-  logic [6*NO-1:0] od_nxt;
   logic [NO-1:0]   e_k0_q, e_err_q, e_mss_q, e_ws_q, e_fin_q;
   logic [6*NO-1:0] e_nxt_q;
-  always_comb begin : opt_decode
-    logic [7:0] kind, len;
-    logic [6:0] rem;                     // option bytes from i to the end (negative: past it)
-    logic [5:0] nxt;
-    logic       bad, fin_l;
+  // {k0, err, mss, ws, fin, nxt} of every position (the E registers in that order)
+  function automatic logic [11*NO-1:0] opt_decode(input logic [8*40-1:0] opts,
+                                                   input logic [5:0] optlen);
+    logic [7:0]      kind, len;
+    logic [6:0]      rem;                // option bytes from i to the end (negative: past it)
+    logic [5:0]      nxt;
+    logic            bad, fin_l;
+    logic [NO-1:0]   k0, err, mss, ws, fin;
+    logic [6*NO-1:0] nx;
     for (int i = 0; i < NO; i++) begin
-      kind  = d_opts_q[8*i +: 8];
-      len   = (i + 1 < NO) ? d_opts_q[8*(i+1) +: 8] : 8'd0;
+      kind  = opts[8*i +: 8];
+      len   = (i + 1 < NO) ? opts[8*(i+1) +: 8] : 8'd0;
       // rem is the option length minus a constant, so every test below is a compare of two
       // registered quantities (no add in front of a compare)
-      rem   = {1'b0, d_optlen_q} - 7'(i);
+      rem   = {1'b0, optlen} - 7'(i);
       bad   = rem[6] || (rem[5:0] < 6'd2) || (len < 8'd2)
            || (len[7:6] != 2'd0) || (len[5:0] > rem[5:0])
            || ((kind == 8'd2) && (len != 8'd4)) || ((kind == 8'd3) && (len != 8'd3));
       fin_l = (len[7:6] == 2'd0) && (len[5:0] == rem[5:0]);
-      od_k0[i]  = (kind == 8'd0);
-      od_err[i] = (kind > 8'd1) && bad;
-      od_mss[i] = (kind == 8'd2) && !bad;
-      od_ws[i]  = (kind == 8'd3) && !bad;
-      od_fin[i] = (kind == 8'd1) ? (rem == 7'd1) : fin_l;
+      k0[i]  = (kind == 8'd0);
+      err[i] = (kind > 8'd1) && bad;
+      mss[i] = (kind == 8'd2) && !bad;
+      ws[i]  = (kind == 8'd3) && !bad;
+      fin[i] = (kind == 8'd1) ? (rem == 7'd1) : fin_l;
       nxt = (kind == 8'd1) ? 6'(i + 1) : 6'(i) + len[5:0];
-      for (int k = 0; k < 6; k++) od_nxt[NO*k + i] = nxt[k];
+      for (int k = 0; k < 6; k++) nx[NO*k + i] = nxt[k];
     end
-  end
+    opt_decode = {k0, err, mss, ws, fin, nx};
+  endfunction
   always_comb begin : beat_tree
     logic [2*NGP*24-1:0] t;     // tree node i in t[24*i +: 24]; leaves NGP..2*NGP-1, root 1
     t = '0;
@@ -794,13 +798,9 @@ module bouncer_rx_parser #(
       e_opts_q   <= d_opts_q;
       e_optlen_q <= d_optlen_q;
       e_psum_q   <= d_psum_q;
-      e_k0_q     <= od_k0;
-      e_err_q    <= od_err;
-      e_mss_q    <= od_mss;
-      e_ws_q     <= od_ws;
-      e_fin_q    <= od_fin;
-      e_nxt_q    <= od_nxt;
     end
+    if (adv && d_valid_q && d_last_q)
+      {e_k0_q, e_err_q, e_mss_q, e_ws_q, e_fin_q, e_nxt_q} <= opt_decode(d_opts_q, d_optlen_q);
     if (adv && e_valid_q) acc_q <= acc_next;
     if (rst) e_valid_q <= 1'b0;
   end

@@ -156,6 +156,7 @@ void AxiDmaAdapter::write_beat(uint64_t data, uint8_t strb, bool last, uint64_t 
   ++w.got;
   ++stats_.dma_write_beats;
   if (!last) return;
+  ++writes_ended_;
 
   // Commit the whole burst now, then queue the response.
   const unsigned len = w.beats * 8u;

@@ -46,6 +46,10 @@ class AxiDmaAdapter : public sc_core::sc_module {
   }
   void clear_error_ranges() { err_ranges_.clear(); }
   bool idle() const { return rq_count_ == 0 && wq_count_ == 0 && bq_count_ == 0; }
+  // Write bursts whose WLAST beat was taken (committed or not): the only way the device
+  // changes host memory, so a host waiting for the device to write something can sleep until
+  // this moves (Platform::wait_event).
+  uint64_t writes_ended() const { return writes_ended_; }
   // Reset together with the core (Platform::hold_reset): drops every burst in flight (reads
   // not answered, writes without their WLAST beat not committed, B responses not given) and
   // forgets the AR/AW stability checks. Injected faults stay. Returns the bursts dropped.
@@ -190,6 +194,7 @@ class AxiDmaAdapter : public sc_core::sc_module {
   uint64_t jitter_;
   Prng rng_;
   PlatformStats& stats_;
+  uint64_t writes_ended_ = 0;
   std::vector<FaultRange> err_ranges_;
 
   std::vector<ReadBurst> rq_;  // ring of kMaxOutstanding

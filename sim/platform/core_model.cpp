@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 #include "net/network.hpp"
 #include "net/rx_source.hpp"
@@ -70,6 +71,16 @@ class CoreImpl final : public CoreModel {
   void run(uint64_t n) override {
     const InLoop guard(in_loop_);
     for (uint64_t i = 0; i < n; ++i) tick();
+  }
+
+  uint64_t run_until(uint64_t max, const std::function<bool()>& until) override {
+    const InLoop guard(in_loop_);
+    const uint64_t w0 = dma_.writes_ended();
+    for (uint64_t i = 1; i <= max; ++i) {
+      tick();
+      if (dma_.writes_ended() != w0 || (until && until())) return i;
+    }
+    return max;
   }
 
   AxilResult axil_write(uint32_t addr, const uint32_t* words, size_t n) override {
@@ -414,7 +425,46 @@ class CoreImpl final : public CoreModel {
   uint64_t held_edges_ = 0;  // edges since the assertion
 };
 
+// The bare model: its own context and instance, reset as the platform resets it, then
+// clocked with every input idle (two evals per cycle, as CoreImpl::tick), no tracing.
+template <class V>
+BareCoreSpeed bare_core_speed(uint64_t cycles) {
+  VerilatedContext ctx;
+  V m(&ctx, "bouncer_core");
+  m.clk = 0;
+  m.rst = 1;
+  m.eval();
+  for (int i = 0; i < 16; ++i) {
+    m.clk = 1;
+    m.eval();
+    if (i == 15) m.rst = 0;
+    m.clk = 0;
+    m.eval();
+  }
+  const CpuWallClock t0;
+  for (uint64_t i = 0; i < cycles; ++i) {
+    m.clk = 1;
+    m.eval();
+    m.clk = 0;
+    m.eval();
+  }
+  BareCoreSpeed r{cycles, t0.wall(), t0.cpu()};
+  m.final();
+  return r;
+}
+
 }  // namespace
+
+BareCoreSpeed measure_bare_core(unsigned data_width, uint64_t cycles) {
+  switch (data_width) {
+    case 64:
+      return bare_core_speed<Vbouncer_core_w64>(cycles);
+    case 512:
+      return bare_core_speed<Vbouncer_core_w512>(cycles);
+    default:
+      throw std::invalid_argument("measure_bare_core: data_width must be 64 or 512");
+  }
+}
 
 std::unique_ptr<CoreModel> make_core_model(const CoreConfig& cfg, AxiDmaAdapter& dma, TxSink& tx,
                                            RxSource& rx, Network& net,

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,10 @@ class CoreModel {
   virtual ~CoreModel() = default;
   // Tick the model `n` cycles.
   virtual void run(uint64_t n) = 0;
+  // Tick the model one cycle at a time, at most `max` cycles, and stop after the first cycle at
+  // which a DMA write burst ended (its WLAST beat) or `until` (if set) returns true. Returns
+  // the cycles ticked (0 only for max == 0).
+  virtual uint64_t run_until(uint64_t max, const std::function<bool()>& until) = 0;
   // AXI4-Lite writes of n consecutive words starting at addr, pipelined (the next AW/W is
   // offered right after the previous one was accepted); returns when all B responses are in.
   // Every write is appended to the MMIO log.

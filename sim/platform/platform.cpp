@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -95,6 +94,7 @@ struct Platform::Impl {
   std::unique_ptr<SimTop> top;
   std::function<void(const TxFrame&)> tx_observer;
   double wall = 0.0;
+  double cpu = 0.0;
 
   // Frames stamped at or before this cycle can be written: nothing still being transferred
   // started earlier.
@@ -163,9 +163,10 @@ Platform::~Platform() {
 void Platform::run(const std::function<void(hal::Device&)>& host) {
   Impl& im = *impl_;
   im.top->cpu.arm(&host);
-  const auto t0 = std::chrono::steady_clock::now();
+  const CpuWallClock t0;
   sc_core::sc_start();
-  im.wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  im.wall += t0.wall();
+  im.cpu += t0.cpu();
   if (std::exception_ptr e = im.top->cpu.take_exception()) std::rethrow_exception(e);
 }
 
@@ -173,6 +174,14 @@ const std::vector<TxFrame>& Platform::tx_frames() const { return impl_->frames; 
 const std::vector<MmioWrite>& Platform::mmio_writes() const { return impl_->writes; }
 uint64_t Platform::cycles() const { return impl_->top->dev.core().cycle(); }
 double Platform::wall_seconds() const { return impl_->wall; }
+double Platform::cpu_seconds() const { return impl_->cpu; }
+
+uint64_t Platform::wait_event(uint64_t max_cycles, const std::function<bool()>& until) {
+  HostCpu& cpu = impl_->top->cpu;
+  if (!cpu.in_job() || impl_->top->dev.core().in_loop())
+    throw std::logic_error("Platform::wait_event: only from a host job (Platform::run)");
+  return cpu.device().wait_event(max_cycles, until);
+}
 
 const std::vector<RxFrame>& Platform::rx_frames() const { return impl_->rx_frames; }
 

@@ -110,6 +110,14 @@ void SimDevice::wait_cycles(uint64_t cycles) {
   if (qk_.need_sync()) qk_.sync();
 }
 
+uint64_t SimDevice::wait_event(uint64_t max_cycles, const std::function<bool()>& until) {
+  const uint64_t n = core_.run_until(max_cycles, until);
+  if (n == 0) return 0;
+  qk_.inc(period_ * static_cast<double>(n));
+  if (qk_.need_sync()) qk_.sync();
+  return n;
+}
+
 uint64_t SimDevice::now_cycles() { return core_.cycle(); }
 
 std::chrono::nanoseconds SimDevice::host_now() {
@@ -156,13 +164,16 @@ void HostCpu::thread() {
     while (job_ == nullptr) sc_core::wait(start_);
     const auto* job = job_;
     job_ = nullptr;
+    in_job_ = true;
     try {
       (*job)(dev_);
     } catch (const sc_core::sc_unwind_exception&) {
+      in_job_ = false;
       throw;  // SystemC process kill/reset: must propagate
     } catch (...) {
       exc_ = std::current_exception();
     }
+    in_job_ = false;
     dev_.sync();
   }
 }

@@ -43,6 +43,9 @@ class SimDevice final : public hal::Device {
   void wait_for(std::chrono::nanoseconds d) override;
   const char* name() const override { return "sim"; }
 
+  // Platform::wait_event: core_.run_until, then the same time bookkeeping as wait_cycles.
+  uint64_t wait_event(uint64_t max_cycles, const std::function<bool()>& until);
+
   // Bring SystemC time up to the device time (end of a host job).
   void sync();
 
@@ -67,6 +70,10 @@ class HostCpu : public sc_core::sc_module {
   void arm(const std::function<void(hal::Device&)>* job);
   // The exception the last job threw, if any (cleared).
   std::exception_ptr take_exception();
+  // The HAL device of the jobs, and whether a job is running (calls that advance the device
+  // from the host side need the job's SystemC thread).
+  SimDevice& device() { return dev_; }
+  bool in_job() const { return in_job_; }
 
  private:
   void thread();
@@ -75,6 +82,7 @@ class HostCpu : public sc_core::sc_module {
   sc_core::sc_event start_;
   const std::function<void(hal::Device&)>* job_ = nullptr;
   std::exception_ptr exc_;
+  bool in_job_ = false;
 };
 
 }  // namespace bouncer::sim

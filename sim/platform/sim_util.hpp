@@ -2,8 +2,10 @@
 // Small helpers shared by the simulation platform: fatal errors and a deterministic PRNG.
 #pragma once
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <ctime>
 #include <functional>
 
 namespace bouncer::sim {
@@ -15,6 +17,26 @@ namespace bouncer::sim {
 
 // Hook run by fatal() before abort(); the platform installs one that flushes traces.
 void set_fatal_hook(std::function<void()> hook);
+
+// Wall and process CPU time since construction (CPU time: on a shared machine the wall time
+// also counts the time other processes had the core).
+class CpuWallClock {
+ public:
+  CpuWallClock() : wall0_(std::chrono::steady_clock::now()), cpu0_(cpu_now()) {}
+  double wall() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
+  }
+  double cpu() const { return cpu_now() - cpu0_; }
+  static double cpu_now() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point wall0_;
+  double cpu0_;
+};
 
 // splitmix64: tiny, fast, deterministic per seed.
 class Prng {

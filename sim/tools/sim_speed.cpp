@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // sim_speed: how fast does the co-simulation platform clock bouncer_core?
 //   sim_speed [data_width=64] [idle_cycles=20000000] [fst_path|-] [peers=0]
-// Prints simulated cycles per wall second for idle cycles (one big wait_cycles, and polling in
-// steps of 64 cycles), MMIO register reads per second, and a busy run of NOP WQEs (DMA traffic).
+// First the bare verilated core (measure_bare_core: its own model instance, inputs idle, no
+// tracing; idle_cycles / 4 cycles), then on the platform: idle cycles (one big wait_cycles, and
+// polling in steps of 64 cycles), a host that looks at host memory after every cycle
+// (wait_cycles(1), the benches' way) and the same with Platform::wait_event, MMIO register
+// reads, and a busy run of NOP WQEs (DMA traffic). Every platform phase is printed with its
+// cost relative to the bare core: the ratio of CPU time per simulated cycle (CPU time, not
+// wall time, so that other processes on a shared machine do not skew it).
 // With peers > 0, that many simulated initiators are added first (distinct addresses, starts
 // spread over the first 1000 cycles per 100 peers, RTO 1/4 of idle_cycles): their SYNs and
 // retransmissions cross the RX port during the idle runs (the device is not enabled, so
@@ -11,7 +16,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string>
+#include <vector>
 
 #include "bouncer/regs.hpp"
 #include "bouncer/result.hpp"
@@ -24,6 +31,32 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+double cpu_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// One measured phase: simulated cycles, wall and CPU seconds.
+struct Phase {
+  uint64_t cycles = 0;
+  double wall = 0, cpu = 0;
+};
+class Meter {
+ public:
+  explicit Meter(bouncer::hal::Device& dev)
+      : dev_(&dev),
+        c0_(dev.now_cycles()),
+        t0_(std::chrono::steady_clock::now()),
+        cpu0_(cpu_now()) {}
+  Phase done() const { return {dev_->now_cycles() - c0_, seconds_since(t0_), cpu_now() - cpu0_}; }
+
+ private:
+  bouncer::hal::Device* dev_;
+  uint64_t c0_;
+  std::chrono::steady_clock::time_point t0_;
+  double cpu0_;
+};
 }  // namespace
 
 // libsystemc's main() calls sc_main, declared extern "C" in <sysc/kernel/sc_externs.h>.
@@ -33,6 +66,13 @@ extern "C" int sc_main(int argc, char** argv) {
   const uint64_t n = argc > 2 ? std::strtoull(argv[2], nullptr, 0) : 20'000'000;
   if (argc > 3 && std::string(argv[3]) != "-") cfg.fst_path = argv[3];
   const unsigned peers = argc > 4 ? static_cast<unsigned>(std::strtoul(argv[4], nullptr, 0)) : 0;
+  if (cfg.data_width != 64 && cfg.data_width != 512) {
+    std::fprintf(stderr, "sim_speed: data_width must be 64 or 512\n");
+    return 2;
+  }
+  // the reference, before the platform's model exists
+  const bouncer::sim::BareCoreSpeed bare =
+      bouncer::sim::measure_bare_core(cfg.data_width, std::max<uint64_t>(n / 4, 1000));
   const auto tc = std::chrono::steady_clock::now();
   bouncer::sim::Platform plat(cfg);
   for (unsigned i = 0; i < peers; ++i) {
@@ -49,30 +89,28 @@ extern "C" int sc_main(int argc, char** argv) {
   }
   const double t_construct = seconds_since(tc);
 
-  double t_big = 0, t_poll = 0, t_mmio = 0;
-  uint64_t mmio_n = 0, mmio_cycles = 0;
-  double t_busy = 0;
-  uint64_t busy_cycles = 0, busy_wqes = 0;
+  Phase big, poll, mmio, step1, event;
+  uint64_t mmio_n = 0, busy_wqes = 0;
   plat.run([&](bouncer::hal::Device& dev) {
-    auto t0 = std::chrono::steady_clock::now();
+    Meter m(dev);
     dev.wait_cycles(n);
-    t_big = seconds_since(t0);
+    big = m.done();
 
-    t0 = std::chrono::steady_clock::now();
+    m = Meter(dev);
     for (uint64_t done = 0; done < n; done += 64) dev.wait_cycles(64);
-    t_poll = seconds_since(t0);
+    poll = m.done();
 
-    const uint64_t c0 = dev.now_cycles();
-    t0 = std::chrono::steady_clock::now();
+    m = Meter(dev);
     uint32_t acc = 0;
     for (mmio_n = 0; mmio_n < 200'000; ++mmio_n) acc ^= dev.read32(bouncer::regs::reg::ID);
-    t_mmio = seconds_since(t0);
-    mmio_cycles = dev.now_cycles() - c0;
+    mmio = m.done();
     if (acc == 0xFFFFFFFFu) std::puts("");  // keep the loop
 
-    // Busy: NOP WQEs through the SQ (WQE DMA read + CQE DMA write each), polled like a driver.
+    // Busy: NOP WQEs through the SQ (WQE DMA read + CQE DMA write each). The host looks at the
+    // CQ after every cycle, first stepping with wait_cycles(1), then sleeping in wait_event
+    // between looks (the same cycles: it wakes at every DMA write).
     namespace R = bouncer::regs;
-    constexpr uint32_t kLog2 = 8, kN = 1u << kLog2;
+    constexpr uint32_t kLog2 = 8, kN = 1u << kLog2, kHalf = kN / 2 - 1;
     auto sq = dev.alloc_dma(kN * R::sq_wqe::kBytes, 64);
     auto cq = dev.alloc_dma(kN * R::cqe::kBytes, 32);
     if (!sq.ok() || !cq.ok()) return;
@@ -85,25 +123,36 @@ extern "C" int sc_main(int argc, char** argv) {
     w32(R::reg::CQ_BASE_LO, (*cq)->device_addr());
     dev.write32(R::reg::CQ_SIZE, kLog2);
     dev.write32(R::reg::CTRL, 1);
-    const uint64_t b0 = dev.now_cycles();
-    t0 = std::chrono::steady_clock::now();
-    for (uint32_t i = 0; i < kN - 1; ++i) {
+    for (uint32_t i = 0; i < 2 * kHalf; ++i) {
       auto wqe = (*sq)->bytes().subspan(i * R::sq_wqe::kBytes, R::sq_wqe::kBytes);
       R::put(wqe, R::sq_wqe::WR_ID, i);
       R::put(wqe, R::sq_wqe::OPCODE, static_cast<uint64_t>(R::SqOp::NOP));
       R::put(wqe, R::sq_wqe::VALID, 1);
     }
-    dev.write32(R::reg::SQ_DB, kN - 1);
-    auto last = (*cq)->bytes().subspan((kN - 2) * R::cqe::kBytes, R::cqe::kBytes);
-    while (R::get(last, R::cqe::VALID) != 1 && dev.now_cycles() - b0 < 100'000'000)
-      dev.wait_cycles(16);
-    t_busy = seconds_since(t0);
-    busy_cycles = dev.now_cycles() - b0;
-    busy_wqes = R::get(last, R::cqe::VALID) == 1 ? kN - 1 : 0;
+    auto cqe_valid = [&](uint32_t i) {
+      return R::get((*cq)->bytes().subspan(i * R::cqe::kBytes, R::cqe::kBytes), R::cqe::VALID) == 1;
+    };
+    constexpr uint64_t kLimit = 50'000'000;
+    m = Meter(dev);
+    dev.write32(R::reg::SQ_DB, kHalf);
+    for (uint64_t c = 0; !cqe_valid(kHalf - 1) && c < kLimit; ++c) dev.wait_cycles(1);
+    step1 = m.done();
+    m = Meter(dev);
+    dev.write32(R::reg::SQ_DB, 2 * kHalf);
+    for (uint64_t c = 0; !cqe_valid(2 * kHalf - 1) && c < kLimit;) c += plat.wait_event(kLimit - c);
+    event = m.done();
+    busy_wqes = cqe_valid(2 * kHalf - 1) ? kHalf : 0;
   });
 
+  const double bare_cpc = bare.cpu_s / static_cast<double>(bare.cycles);  // CPU s per cycle
+  auto line = [&](const char* what, const Phase& p) {
+    const double c = static_cast<double>(p.cycles);
+    std::printf("  %-44s %6.3f Mcycles/s (%6.3f per CPU s)  cost %.2fx bare\n", what,
+                p.wall > 0 ? c / p.wall / 1e6 : 0.0, p.cpu > 0 ? c / p.cpu / 1e6 : 0.0,
+                c > 0 && bare_cpc > 0 ? p.cpu / c / bare_cpc : 0.0);
+  };
   std::printf("sim_speed: data_width=%u%s\n", cfg.data_width,
-              cfg.fst_path.empty() ? "" : " (FST tracing on)");
+              cfg.fst_path.empty() ? "" : " (FST tracing on: the bare core is not traced)");
   if (peers > 0) {
     const auto st = plat.stats();
     std::printf(
@@ -113,28 +162,27 @@ extern "C" int sc_main(int argc, char** argv) {
         static_cast<unsigned long long>(st.rx_frames),
         static_cast<unsigned long long>(st.rx_beats));
   }
-  std::printf("  idle, one wait_cycles(%llu):  %.2f Mcycles/s\n",
-              static_cast<unsigned long long>(n), static_cast<double>(n) / t_big / 1e6);
-  std::printf("  idle, wait_cycles(64) loop:   %.2f Mcycles/s\n",
-              static_cast<double>(n) / t_poll / 1e6);
-  std::printf(
-      "  MMIO read32 (TLM b_transport + AXI4-Lite handshake): %.2f M reads/s, %.1f cycles/read, "
-      "%.2f Mcycles/s\n",
-      static_cast<double>(mmio_n) / t_mmio / 1e6,
-      static_cast<double>(mmio_cycles) / static_cast<double>(mmio_n),
-      static_cast<double>(mmio_cycles) / t_mmio / 1e6);
+  std::printf("  %-44s %6.3f Mcycles/s (%6.3f per CPU s)\n",
+              "bare verilated core (own instance, idle)", bare.cycles_per_s() / 1e6,
+              bare.cycles_per_cpu_s() / 1e6);
+  line("idle, one wait_cycles(n)", big);
+  line("idle, wait_cycles(64) loop", poll);
+  line("MMIO read32 (b_transport + AXI4-Lite)", mmio);
   if (busy_wqes > 0) {
+    line("busy NOPs, host looks every cycle (wait 1)", step1);
+    line("busy NOPs, host sleeps in wait_event", event);
     std::printf(
-        "  busy, %llu NOP WQEs (DMA read + CQE write each, latency %llu): %.2f Mcycles/s, %.1f "
-        "cycles/WQE\n",
+        "  MMIO: %.1f cycles/read; busy: %llu NOP WQEs per run (DMA read + CQE write "
+        "each, memory latency %llu), %.1f cycles/WQE\n",
+        static_cast<double>(mmio.cycles) / static_cast<double>(mmio_n),
         static_cast<unsigned long long>(busy_wqes),
         static_cast<unsigned long long>(cfg.mem_latency_cycles),
-        static_cast<double>(busy_cycles) / t_busy / 1e6,
-        static_cast<double>(busy_cycles) / static_cast<double>(busy_wqes));
+        static_cast<double>(step1.cycles) / static_cast<double>(busy_wqes));
   } else {
     std::printf("  busy: the NOP WQEs did not complete (RTL not ready?)\n");
   }
-  std::printf("  total simulated cycles %llu in %.3f s wall inside run()\n",
-              static_cast<unsigned long long>(plat.cycles()), plat.wall_seconds());
+  std::printf("  total simulated cycles %llu in %.3f s wall (%.3f s CPU) inside run()\n",
+              static_cast<unsigned long long>(plat.cycles()), plat.wall_seconds(),
+              plat.cpu_seconds());
   return 0;
 }

@@ -160,6 +160,21 @@ struct PlatformStats {
 // (AXI4 / AXI4-Lite / AXI-Stream rules, see sim/platform/axi_dma_adapter.hpp and
 // sim/net/tx_sink.hpp) prints "bouncer-sim FATAL: ..." with the cycle, flushes the FST and
 // pcap, and aborts.
+// Speed of the bare verilated core, the reference for the platform's own speed: a fresh model
+// of the given width (its own VerilatedContext; no platform, bus models, network or tracing),
+// reset for 16 cycles, then clocked `cycles` cycles with every input idle, two evals per
+// cycle as the platform clocks it. Call it while no Platform exists (before constructing
+// one): two live models of the same design share scope names in Verilator's runtime.
+// std::invalid_argument for a width other than 64 or 512.
+struct BareCoreSpeed {
+  uint64_t cycles = 0;
+  double wall_s = 0.0;  // wall time of the clock loop
+  double cpu_s = 0.0;   // process CPU time of the clock loop
+  double cycles_per_s() const { return wall_s > 0 ? static_cast<double>(cycles) / wall_s : 0.0; }
+  double cycles_per_cpu_s() const { return cpu_s > 0 ? static_cast<double>(cycles) / cpu_s : 0.0; }
+};
+BareCoreSpeed measure_bare_core(unsigned data_width, uint64_t cycles);
+
 class Platform {  // one per process (SystemC elaborates once per process)
  public:
   explicit Platform(PlatformConfig cfg);
@@ -178,6 +193,17 @@ class Platform {  // one per process (SystemC elaborates once per process)
   const std::vector<MmioWrite>& mmio_writes() const;  // log of every register write
   uint64_t cycles() const;                            // simulated core cycles so far
   double wall_seconds() const;                        // wall time spent inside run()
+  double cpu_seconds() const;                         // process CPU time spent inside run()
+
+  // Event-driven wait, from inside a host job (run()); std::logic_error elsewhere. Advances
+  // the device one cycle at a time, exactly as repeated hal::Device::wait_cycles(1) would,
+  // and returns after the first cycle at which the device ended a DMA write burst (the only
+  // way it changes host memory), `until` (if set; checked after every cycle) returned true,
+  // or max_cycles cycles passed. Returns the cycles advanced (0 only for max_cycles == 0).
+  // A host loop that polls host memory every cycle can sleep here instead whenever a poll
+  // found nothing and did no MMIO: what it would see changes only at such a wake-up, and the
+  // cycles in between cost only the clock loop (no HAL call, no SystemC time bookkeeping).
+  uint64_t wait_event(uint64_t max_cycles, const std::function<bool()>& until = {});
   // Extra frames into the same pcap, timestamped at `cycle`. Written at once unless a frame is
   // being transferred on TX or RX that started at or before `cycle` (then after that frame).
   void write_pcap_frame(std::span<const uint8_t> frame, uint64_t cycle);
