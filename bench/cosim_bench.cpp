@@ -38,7 +38,7 @@
 // path dma_buffer) or to a listener whose host (this program: poll_event, then post_reject)
 // rejects with that PD (path dma_inline when <= 32 bytes, else dma_buffer). Stages:
 //   syn_to_synack_first_beat         SYN_IN -> SYNACK_FIRST (auto and host connections);
-//   auto_mpa_req_to_first_beat       MPA_REQ_LAST -> REJ_FIRST_AUTO (issue 4's auto-reject
+//   auto_mpa_req_to_first_beat       MPA_REQ_LAST -> REJ_FIRST_AUTO (the auto-reject
 //                                    target: <= 32 cycles);
 //   mpa_req_to_event                 MPA_REQ_LAST -> EVENT_WRITTEN (CONNECT_REQUEST);
 //   event_to_first_beat              EVENT_WRITTEN -> REJ_FIRST_HOST (includes the simulated

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// Connection storm (issue 4): many simulated initiators at once, each doing SYN -> MPA
+// Connection storm: many simulated initiators at once, each doing SYN -> MPA
 // request -> reject, against the co-simulated core, with the reject decided either by the
 // hardware (a listener with AUTO_REJECT ALL) or by the host (CONNECT_REQUEST event, reject()
 // through the SQ, pipelined). One process per run (one Platform per process).

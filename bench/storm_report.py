@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-"""Connection-storm part of the bench report (issue 4): reads storm_bench's JSON files
+"""Connection-storm part of the bench report: reads storm_bench's JSON files
 (one per width and mode), gives the records for out/bench.json ("storm"), the target verdict
 and the docs/perf.md section, and plots the table occupancy over time with gnuplot.
 Used by bench_report.py; `storm_report.py FILE...` prints the section for a quick look."""

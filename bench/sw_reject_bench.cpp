@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// Software baseline (issue 4): the golden C++ reject builder (tb/golden) used as a software
+// Software baseline: the golden C++ reject builder (tb/golden) used as a software
 // CM would use it, timed with Google Benchmark. One iteration = one reject: take the
 // connection's state and the application's PD, copy the PD into the request, build the
 // Ethernet/IPv4/TCP/MPA headers, copy the PD into the frame and compute the IPv4 and TCP

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-# Reject benches (issue 4): installs deps, builds, runs the co-simulation sweep (one process
+# Reject benches: installs deps, builds, runs the co-simulation sweep (one process
 # per data width and host-memory latency), the software baseline and the line-rate model,
 # then writes out/bench.json, out/bench.csv, out/bench_throughput.csv, out/*.png and
 # docs/perf.md (bench/bench_report.py).

@@ -130,14 +130,12 @@ struct Totals {
 void add_sim_options(CLI::App& app, SimOptions& o) {
   app.add_option("--mode", o.mode,
                  "peer: simulated initiators connect, the host rejects their requests; "
-                 "context: the host writes the contexts (no peers). push|db|both: context "
-                 "mode with that --post (the old spelling); bridge: the network port is "
+                 "context: the host writes the contexts (no peers); bridge: the network port is "
                  "bridged to a QEMU guest (-netdev dgram on 127.0.0.1) and a real initiator "
                  "connects (JSON lines on stdout; see docs/interop.md); selftest: the card's "
                  "loopback self-test (CTRL.LOOPBACK) on the co-simulated core; capi: the C API's "
                  "example server (hostsw/capi/example) rejects simulated initiators")
-      ->check(
-          CLI::IsMember({"peer", "context", "bridge", "selftest", "capi", "push", "db", "both"}))
+      ->check(CLI::IsMember({"peer", "context", "bridge", "selftest", "capi"}))
       ->capture_default_str();
   app.add_option("--post", o.post, "push | db | both (alternate per connection)")
       ->check(CLI::IsMember({"push", "db", "both"}))
@@ -198,7 +196,6 @@ void add_sim_options(CLI::App& app, SimOptions& o) {
   app.add_flag("--unsafe-wire-pd", o.unsafe_wire_pd,
                "Allow a reject or template PD_Length above 255 (up to 512); Linux siw, irdma and "
                "cxgb4 initiators do not take it intact (docs/reject-frame.md)");
-  app.add_flag("--fin", o.fin, "FIN in the reject segment (= --fin-policy irdma)");
   app.add_flag("--mac-filter", o.mac_filter,
                "Take only frames to the listener's MAC and IPv4 address (CM_ROUTE.PROMISC 0, "
                "PORT_MAC, PORT_IP); others are dropped and counted in STAT_RX_FILTERED");
@@ -264,17 +261,6 @@ std::optional<std::string> pd_option_error(const SimOptions& o) {
 
 int run_sim(const SimOptions& opts) {
   SimOptions o = opts;
-  if (o.mode == "push" || o.mode == "db" || o.mode == "both") {
-    o.post = o.mode;
-    o.mode = "context";
-  }
-  if (o.fin) {
-    if (o.fin_policy != "siw" && o.fin_policy != "irdma") {
-      fmt::print(stderr, "bouncer sim: --fin means --fin-policy irdma, not {}\n", o.fin_policy);
-      return 1;
-    }
-    o.fin_policy = "irdma";
-  }
   if (o.mode == "selftest") return run_selftest_mode(o);  // nothing on the port: no pcap
   if (auto e = pd_option_error(o)) {
     fmt::print(stderr, "bouncer sim: {}\n", *e);

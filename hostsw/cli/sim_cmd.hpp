@@ -27,7 +27,7 @@ class App;
 namespace bouncer::cli {
 
 struct SimOptions {
-  std::string mode = "peer";  // peer | context (push | db | both: context, legacy spelling)
+  std::string mode = "peer";  // peer | context | bridge | selftest | capi
   std::string post = "both";  // push | db | both (alternate per connection)
   unsigned connections = 4;
   unsigned rev = 2;
@@ -40,7 +40,6 @@ struct SimOptions {
   std::string pcap = "out/demo.pcap";
   std::string fst;
   uint64_t seed = 1;
-  bool fin = false;             // legacy: --fin-policy irdma
   bool unsafe_wire_pd = false;  // PD_Length above 255 (RejectOptions::unsafe_wire_pd)
   // peer mode
   unsigned peer_pd_len = 16;         // private data of each MPA request

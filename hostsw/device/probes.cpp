@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// Latency probes (issue 4): PROBE_CTRL / PROBE_STATUS / PROBE_LOST / PROBE_DATA_LO / _HI.
+// Latency probes: PROBE_CTRL / PROBE_STATUS / PROBE_LOST / PROBE_DATA_LO / _HI.
 #include <fmt/format.h>
 
 #include "bouncer/device.hpp"

@@ -8,7 +8,7 @@
 // rdata and rresp; bvalid and rvalid low after reset; AW and W are taken in the same cycle;
 // one response per request: exactly one B per write and one R per read, in order, never a
 // response without a request (bvalid = a write taken and not yet answered, same for reads);
-// Doorbells (issue 7, ring pointers), with the SQ consumer indexes modelled as an SQ engine
+// Doorbells (ring pointers), with the SQ consumer indexes modelled as an SQ engine
 // (assumed): sq_ci is 0 after a reset and in the second cycle of a SIZE write's sq_reset
 // (the cycle after the pulse), and otherwise stays or steps by one mod size, and only while
 // PI != CI. Shadow per SQ: PI, the queue-error cause and the pending count (WQEs posted by

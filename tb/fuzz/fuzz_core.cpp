@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// libFuzzer harness (issue 7, "Fuzzing"): the verilated bouncer_core (DATA_W 64, a 64-entry
+// libFuzzer harness ("Fuzzing"): the verilated bouncer_core (DATA_W 64, a 64-entry
 // connection table, SystemVerilog port assertions from fuzz_checks.svh, verilator --assert)
 // under the real driver (hostsw/), fed a sequence of frames and descriptor posts decoded from
 // the fuzz input. Plain C++ bus models (no SystemC): AXI4-Lite master, AXI4 host-memory slave

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// Soak: a seeded randomized co-simulation of many connections (issue 7, "Soak"). The real
+// Soak: a seeded randomized co-simulation of many connections ("Soak"). The real
 // driver (hostsw/) against the verilated bouncer_core in the co-simulation (sim/), with
 // simulated initiators (sim/peer) on a wire that loses 5 % of the frames in each direction.
 //

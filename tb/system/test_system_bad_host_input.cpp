@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// Bad doorbells and ring bases from a rogue host, against the verilated core (issue 7, "Bad
+// Bad doorbells and ring bases from a rogue host, against the verilated core ("Bad
 // input from the host"): a doorbell index at or above the ring size, a producer index that
 // laps the consumer, a ring base or completion-ring base that is not aligned. Each puts the
 // ring in its queue-error state (QERR, cause named), nothing is fetched or sent for it, the

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// DMA faults (issue 7): the real driver against the verilated bouncer_core, with the
+// DMA faults: the real driver against the verilated bouncer_core, with the
 // simulated host memory answering SLVERR or DECERR, answering late, or never answering
 // (sim::DmaFault) on the one range a test names.
 //

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// The hostile-frame matrix (issue 7, docs/reliability.md "Hostile frames"): the real driver
+// The hostile-frame matrix (docs/reliability.md "Hostile frames"): the real driver
 // against the verilated core at both widths, the test playing a hostile initiator with frames
 // built here (not by the peer model or the RTL). For every class of bad input, each case
 // asserts exactly:

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// A hung device on the real core (issue 7, "Driver"): the real driver against the verilated
+// A hung device on the real core ("Driver"): the real driver against the verilated
 // bouncer_core, first held in reset with its clock running (sim::Platform::hold_reset), then
 // with the core running but its engines wedged (a DMA read that is never answered with the
 // watchdog off, CTRL.ENABLE cleared behind the driver, write responses that never come).

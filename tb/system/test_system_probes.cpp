@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // The RTL latency probes (bouncer_probe, PROBE_* registers, Device::read_probes) against the
 // co-simulation testbench: every stamp the testbench can see is compared exactly with the
-// cycle at which the testbench saw the event (issue 4: "the probes agree with the cycle at
+// cycle at which the testbench saw the event ("the probes agree with the cycle at
 // which the testbench sees each event").
 //  - HostPath: host-written contexts, one reject at a time on each descriptor path (push with
 //    inline PD, push with a PD buffer, doorbell + DMA with inline PD, doorbell + DMA with a PD

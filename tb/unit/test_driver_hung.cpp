@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// A hung device (issue 7, "Driver"): the fake's engines are held (FakeHal::hold, nothing is
+// A hung device ("Driver"): the fake's engines are held (FakeHal::hold, nothing is
 // ever consumed or completed, CM_READY never set), and every driver wait must come back with
 // kTimeout after its bound instead of hanging: CM_READY, control commands, SQ completions,
 // the self-test; event polls find nothing; closing the Device returns. Then the engines run

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// bouncer::Device used from several threads at once (issue 7, "Driver"): poster threads each
+// bouncer::Device used from several threads at once ("Driver"): poster threads each
 // post MPA rejects and wait for their own completions while an event thread polls the AEQ
 // and rejects the connection requests it finds. Every completion must come back exactly once,
 // to the thread that posted it, with its wr_id and cm_id. The second test gives each poster its

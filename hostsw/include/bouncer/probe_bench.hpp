@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // The reject-latency bench that runs over any hal::Device (the co-simulation or a card through
-// XRT), measured by the RTL latency probes alone (issue 4, `bouncer bench` and
+// XRT), measured by the RTL latency probes alone (`bouncer bench` and
 // `bouncer card bench`).
 //
 // For each point (path, PD length, MPA rev, outstanding k, SQ count s) it writes `samples`

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// Network-port bridge to QEMU's `-netdev dgram` (and the legacy `-netdev socket,udp=`):
+// Network-port bridge to QEMU's `-netdev dgram` (and the older `-netdev socket,udp=`):
 // one UDP datagram on 127.0.0.1 = one Ethernet frame, destination MAC first, no FCS, no
 // padding, no header. The bridge owns one UDP socket bound to 127.0.0.1:<local port> and sends
 // to 127.0.0.1:<remote port> (the port QEMU binds as `local.port`).
