@@ -120,6 +120,29 @@ module bouncer_core #(
 );
   localparam int CLW = 3;   // dma_wr client index width (5 clients)
 
+  // ------------------------------------------------------------------ parameter checks
+  // Elaboration-time: Verilator (USERERROR, an error in every build here) and Yosys both stop
+  // on a configuration outside what the register map and the sub-blocks support. Tested
+  // configurations: DATA_W 64 and 512, CTX_DEPTH_LOG2 6 and 10, NUM_SQ 1, 2 and 4.
+  if (!(DATA_W == 64 || DATA_W == 512)) begin : g_bad_data_w
+    $error("bouncer_core: DATA_W must be 64 or 512");
+  end
+  if (CTX_DEPTH_LOG2 < 6 || CTX_DEPTH_LOG2 > 14) begin : g_bad_ctx_depth
+    $error("bouncer_core: CTX_DEPTH_LOG2 must be 6..14");
+  end
+  if (NUM_SQ < 1 || NUM_SQ > 4) begin : g_bad_num_sq
+    $error("bouncer_core: NUM_SQ must be 1..4 (CAPS.NUM_SQ, four SQ register blocks)");
+  end
+  if (PROBES != 0 && PROBES != 1) begin : g_bad_probes
+    $error("bouncer_core: PROBES must be 0 or 1");
+  end
+  if (AXIL_ADDR_W != 16) begin : g_bad_axil_addr_w
+    $error("bouncer_core: AXIL_ADDR_W must be 16 (the register map's offsets)");
+  end
+  if (AXI_ADDR_W != 64 || AXI_ID_W < 1) begin : g_bad_axi
+    $error("bouncer_core: AXI_ADDR_W must be 64 and AXI_ID_W at least 1");
+  end
+
   // ------------------------------------------------------------------ registers
   logic               enable;
   // state reset (CTRL.RESET, see "state reset" below): everything but the register file and
