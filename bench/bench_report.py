@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 """Merges the bench outputs into out/bench.json (schema: check()), CSV, gnuplot PNGs and
-docs/perf.md.
+docs/bench-report.md.
 
   bench_report.py --cosim F.jsonl... --sw sw.json --ceil ceil.jsonl --out-dir out
-                  --perf-md docs/perf.md [--no-plots] [--sweep "description"]
+                  --perf-md docs/bench-report.md [--no-plots] [--sweep "description"]
   bench_report.py --check out/bench.json      # schema check only (exit 1 on a problem)
-  bench_report.py merge DIR... --out-dir out --perf-md docs/perf.md [--no-plots]
+  bench_report.py merge DIR... --out-dir out --perf-md docs/bench-report.md [--no-plots]
       # the outputs of scripts/bench.sh --shard K/N (DIR/bench_raw of each slice, or of an
       # unsharded run, which reports through the same path) -> the files above, then --check
 
@@ -678,7 +678,7 @@ def main():
 
 
 def report(args):
-    """bench.json, CSV, plots and perf.md from the raw outputs named in args."""
+    """bench.json, CSV, plots and bench-report.md from the raw outputs named in args."""
     recs = read_jsonl(args.cosim)
     strip = lambda r: {k: v for k, v in r.items() if k != "kind"}
     lat = [strip(r) for r in recs if r["kind"] == "latency"]

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// Line-rate ceiling model for reject frames (docs/perf.md).
+// Line-rate ceiling model for reject frames (docs/bench-report.md).
 //
 // Two ceilings for a reject of n bytes of private data:
 //  - the core's beat ceiling: the TX stream moves one beat (data_width / 8 bytes) per cycle,

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 """Connection-storm part of the bench report: reads storm_bench's JSON files
 (one per width and mode), gives the records for out/bench.json ("storm"), the target verdict
-and the docs/perf.md section, and plots the table occupancy over time with gnuplot.
+and the docs/bench-report.md section, and plots the table occupancy over time with gnuplot.
 Used by bench_report.py; `storm_report.py FILE...` prints the section for a quick look."""
 
 import os
@@ -78,7 +78,7 @@ def plot(recs, out_dir):
 
 
 def section(recs, pngs, table):
-    """Markdown lines for docs/perf.md; `table(header, rows)` is bench_report's formatter."""
+    """Markdown lines for docs/bench-report.md; `table(header, rows)` is bench_report's formatter."""
     L = ["## Connection storm\n"]
     if not recs:
         L.append("Not run in this sweep.\n")

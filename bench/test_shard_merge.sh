@@ -13,7 +13,7 @@ rm -rf "$work"
 mkdir -p "$work"
 export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
 "$root"/scripts/bench.sh "$mode" --bin-dir "$bin" --out "$work/whole" \
-  --perf-md "$work/whole/perf.md" --no-plots >"$work/whole.log"
+  --perf-md "$work/whole/bench-report.md" --no-plots >"$work/whole.log"
 dirs=()
 for k in $(seq 1 "$shards"); do
   "$root"/scripts/bench.sh "$mode" --shard "$k/$shards" --bin-dir "$bin" --out "$work/slice-$k" \
@@ -21,7 +21,7 @@ for k in $(seq 1 "$shards"); do
   dirs+=("$work/slice-$k")
 done
 python3 "$root"/bench/bench_report.py merge "${dirs[@]}" --out-dir "$work/merged" \
-  --perf-md "$work/merged/perf.md" --no-plots
+  --perf-md "$work/merged/bench-report.md" --no-plots
 python3 - "$work/whole" "$work/merged" <<'PY'
 import json, os, sys
 a, b = sys.argv[1], sys.argv[2]

@@ -3,7 +3,7 @@
 # Reject benches: installs deps, builds, runs the co-simulation sweep (one process
 # per data width and host-memory latency), the software baseline and the line-rate model,
 # then writes out/bench.json, out/bench.csv, out/bench_throughput.csv, out/*.png and
-# docs/perf.md (bench/bench_report.py).
+# docs/bench-report.md (bench/bench_report.py).
 #   scripts/bench.sh            full sweep (PD 0..512, rev 1/2, 3 paths, memory latency
 #                               0/100/200/500, width 64/512, outstanding 1/8/64; and SQ
 #                               count 4 against 1 for push and dma_buffer at outstanding 8/64)
@@ -13,12 +13,12 @@
 # --shard K/N: run only the K-th of N disjoint slices of the work (processes i with
 # i mod N = K - 1; slice 1 also runs the software baseline, the ceilings and the probe cost)
 # into DIR/bench_raw and stop there; `bench/bench_report.py merge DIR1 ... DIRN --out-dir out
-# --perf-md docs/perf.md` then writes what an unsharded run writes (scripts/cluster/ runs
+# --perf-md docs/bench-report.md` then writes what an unsharded run writes (scripts/cluster/ runs
 # the slices as a Slurm array job).
 # BOUNCER_BENCH_JOBS: co-simulation processes at once (default 1: the machine is shared).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-mode=full out=$root/out perf=$root/docs/perf.md bin="" plots=1 shard=1 shards=1
+mode=full out=$root/out perf=$root/docs/bench-report.md bin="" plots=1 shard=1 shards=1
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) mode=quick ;;
@@ -139,7 +139,7 @@ PY
 
 if [ "$shards" -gt 1 ]; then
   echo "bench.sh: slice $shard/$shards done, outputs in $raw; merge all slices with"
-  echo "  bench/bench_report.py merge <the N --out directories> --out-dir out --perf-md docs/perf.md"
+  echo "  bench/bench_report.py merge <the N --out directories> --out-dir out --perf-md docs/bench-report.md"
   exit 0
 fi
 

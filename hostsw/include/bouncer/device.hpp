@@ -125,7 +125,7 @@ struct Caps {
 };
 
 /// One latency-probe record (PROBE_DATA_LO / PROBE_DATA_HI; stages and tags: regs::ProbeStage,
-/// docs/register-map.md, docs/perf.md).
+/// docs/register-map.md, docs/bench-report.md).
 struct ProbeRecord {
   uint32_t cycle = 0;  // low 32 bits of the cycle counter (CYCLE_LO numbering) at the event's edge
   regs::ProbeStage stage = regs::ProbeStage::NONE;
