@@ -23,8 +23,8 @@ for w in 64 512; do
     fi
   done
 done
-# Blocks verilated on their own for unit tests that bouncer_core does not instantiate yet
-# (the passive-CM issue wires them in): "top | parameters | sources".
+# Blocks also verilated on their own, for their unit tests (tb/unit/test_rtl_*), linted in
+# those configurations: "top | parameters | sources".
 blocks=(
   "bouncer_rx_parser|-GDATA_W=64|host/bouncer_regs_pkg.sv common/bouncer_util_pkg.sv rx/bouncer_rx_parser.sv"
   "bouncer_rx_parser|-GDATA_W=512|host/bouncer_regs_pkg.sv common/bouncer_util_pkg.sv rx/bouncer_rx_parser.sv"

@@ -1540,8 +1540,8 @@ module bouncer_cm_engine #(
   // Which index reads the listener table, decoded one cycle ahead into two flops: lk_idx while
   // the match is pending (sel_lk_q: exactly the cycles in S_LST_WAIT), the matched listener while
   // a SYN is taken or refused (sel_lst_q: exactly S_NOCONN .. S_SYN_PLAN), the node's listener
-  // otherwise. Decoding state_q in front of the LUT-RAM read was the deepest path of the core
-  // (state decode, listener fields, context write data). The flags follow the transitions of
+  // otherwise. The 6-level budget leaves no room for a state_q decode in front of the LUT-RAM
+  // read (state decode, listener fields, context write data in one cycle). The flags follow the transitions of
   // those states in the state machine above; the assertions below check that they agree.
   logic sel_lk_q, sel_lst_q;
   always_ff @(posedge clk) begin

@@ -213,7 +213,8 @@ module bouncer_cqp_engine #(
   assign rd_cmd_valid  = (state_q == S_FETCH_CMD) || (state_q == S_CTXIN_CMD);
   // the WQE's address, registered every cycle: ci_q only changes on the way to S_IDLE, which
   // S_FETCH_CMD always follows, so the 64-bit add is not in front of the DMA read master's
-  // client mux (it was the deepest ap_clk path). A CQP_BASE write is seen a cycle later.
+  // client mux (the add and the mux together exceed the ap_clk depth budget). A CQP_BASE
+  // write is seen a cycle later.
   logic [ADDR_W-1:0] fetch_addr_q;
   always_ff @(posedge clk) fetch_addr_q <= cqp_base + {{(ADDR_W-21){1'b0}}, ci_q, 6'b000000};
   assign rd_cmd_addr   = (state_q == S_FETCH_CMD) ? fetch_addr_q : w.ctx_addr;

@@ -219,7 +219,7 @@ module bouncer_rx_parser #(
 
   // The beat's byte count (tkeep need not be contiguous) in two steps: A registers a count per
   // 8 bytes (two LUT levels from the port), B adds the counts as a balanced tree (three adder
-  // levels at 512 bits). A 64-input population count in one cycle was the deepest RX path.
+  // levels at 512 bits): a 64-input population count in one cycle exceeds the depth budget.
   localparam int NKG = (WB + 7) / 8;                          // tkeep groups of 8
   localparam int NKP = (NKG <= 1) ? 1 : (1 << $clog2(NKG));  // padded to a power of 2
   logic [DATA_W-1:0] din_m;
@@ -364,7 +364,7 @@ module bouncer_rx_parser #(
 
   // The TCP checksum covers frame bytes [TCP offset, IP end). The byte mask of the beat is
   // made here and registered, so stage C only ANDs it into the data in front of its adders
-  // (the mask from two byte bounds in C was the deepest RX path at DATA_W 512). The beat
+  // (the mask from two byte bounds in C would exceed the depth budget at DATA_W 512). The beat
   // offset is a multiple of WB, so byte b of the beat is frame byte {off[15:LB], b}: the TCP
   // offset (below 128) is a pick from a thermometer of the TCP index by off[6:LB] (or passed
   // when off >= 128), the IP end a comparison of the beat numbers (less / equal) and a

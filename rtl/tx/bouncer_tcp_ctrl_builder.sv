@@ -159,7 +159,7 @@ module bouncer_tcp_ctrl_builder #(
   // written as balanced trees of two-operand adds behind the skid mux. The TCP words are cut
   // into four partial sums of at most 3 words (B adds them to the addresses): the sequence
   // and acknowledgement numbers come through the requester's state mux, and a 6-word tree
-  // behind it and the skid mux was the deepest path into stage A.
+  // behind it and the skid mux would exceed the depth budget into stage A.
   logic        in_syn;
   logic [19:0] in_ip_c;
   logic [17:0] in_tcp_c;
