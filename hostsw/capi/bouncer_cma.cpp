@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <map>
@@ -27,7 +28,7 @@ using namespace bouncer;
 
 struct Channel : bouncer_event_channel {
   ChannelId ch;
-  unsigned ids = 0;
+  std::atomic<unsigned> ids{0};  // the event thread creates ids, any thread destroys them
 };
 
 struct Id : bouncer_cm_id {
@@ -220,7 +221,11 @@ int bouncer_destroy_id(bouncer_cm_id* id) {
   auto* i = static_cast<Id*>(id);
   if (i == nullptr) return fail(EINVAL);
   if (auto s = state()) {
-    if (i->listener) (void)s->cm.destroy_listener(*i->listener);
+    if (i->listener) {
+      // The id stays (and keeps listening) when the hardware listener could not be removed:
+      // the listener's events still name it.
+      if (auto r = s->cm.destroy_listener(*i->listener); !r) return fail(errno_of(r.error()));
+    }
     if (i->conn) {
       (void)s->cm.destroy(*i->conn);  // a request still held is rejected
       std::lock_guard lk(s->mu);

@@ -314,6 +314,16 @@ Result<void> Cm::destroy_listener(ListenerId id) {
         release(h.cm_id, *n);
       }
     }
+    // Its MPA errors not yet taken go too: they carry the listener's context, which the
+    // caller may free once the listener is gone.
+    for (auto& [chid, ch] : channels_) {
+      const size_t before = ch.queue.size();
+      std::erase_if(ch.queue, [&](const Event& e) {
+        const auto* me = std::get_if<MpaError>(&e);
+        return me != nullptr && me->listener == id;
+      });
+      if (before != 0 && ch.queue.empty()) drain_fd(ch.fd);
+    }
   }
   return r;
 }
@@ -830,8 +840,9 @@ void Cm::on_completion(const Completion& c, bool abandoned) {
       done_[f.ticket] = Done{c, cleanup_ticket};
       break;
     case Kind::kAsync: {
-      const Node* n = node(f.cm_id);
-      if (n != nullptr && n->gen == f.gen && n->destroyed) break;  // iw_cm: dropped
+      // iw_cm: a destroyed id gets no more events. Marked on the WQE itself, since the node
+      // may already have ended and its cm_id been reused when the completion comes.
+      if (f.dropped) break;
       deliver(f.channel, Event{RejectComplete{f.cm_id, ConnHandle{f.cm_id, f.gen}, f.context, c}});
       break;
     }
@@ -970,6 +981,9 @@ Result<void> Cm::destroy(ConnHandle h) {
   }
   if (n->destroyed) return {};
   n->destroyed = true;
+  for (auto& [key, f] : live_) {
+    if (f.kind == Kind::kAsync && f.cm_id == h.cm_id && f.gen == h.gen) f.dropped = true;
+  }
   purge(h);
   if (n->state == NodeState::kHeld || n->state == NodeState::kHeldReset) release(h.cm_id, *n);
   return {};
@@ -981,6 +995,7 @@ Result<void> Cm::start_poller(const PollerOptions& opts) {
   if (opts.interval <= std::chrono::nanoseconds::zero()) {
     return make_error(Errc::kInvalidArgument, "poller interval must be positive");
   }
+  std::lock_guard ctl(poller_ctl_mu_);
   if (poller_.joinable()) return make_error(Errc::kState, "the poller runs already");
   {
     std::lock_guard pl(poller_mu_);
@@ -991,6 +1006,7 @@ Result<void> Cm::start_poller(const PollerOptions& opts) {
 }
 
 void Cm::stop_poller() {
+  std::lock_guard ctl(poller_ctl_mu_);  // held across the join: the thread never takes it
   {
     std::lock_guard pl(poller_mu_);
     poller_stop_ = true;

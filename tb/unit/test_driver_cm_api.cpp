@@ -256,6 +256,50 @@ TEST_F(CmApiTest, DestroyOfAHeldRequestRejectsIt) {
   EXPECT_TRUE(no_event());
 }
 
+// destroy() after post_reject(): the reject's completion is not delivered, even when the node
+// has ended and its cm_id been reused by a new request before the Cm looks at the rings (the
+// AEQ, with the old node's end and the new request, is read before the CQ).
+TEST_F(CmApiTest, DestroyAfterPostRejectDropsItsCompletionAcrossCmIdReuse) {
+  ListenOptions lo;
+  lo.fin_policy = regs::FinPolicy::ABORT;
+  ASSERT_TRUE(cm->listen(0, 20049, lo));
+  ASSERT_TRUE(hal.inject_connect_request(request(40000)));
+  const ConnectRequest cr = next_request();
+  hal.hold = true;
+  ASSERT_TRUE(cm->post_reject(cr.handle, {}));
+  ASSERT_TRUE(cm->destroy(cr.handle));
+  hal.hold = false;
+  hal.run();  // the reject completes and the node ends, unseen by the Cm
+  ASSERT_TRUE(hal.inject_connect_request(request(40001, cr.cm_id)));
+  const ConnectRequest again = next_request();
+  EXPECT_EQ(again.cm_id, cr.cm_id);
+  EXPECT_NE(again.handle, cr.handle);
+  EXPECT_TRUE(no_event()) << "the destroyed connection's RejectComplete was delivered";
+  ASSERT_TRUE(cm->reject(again.handle, {}));
+}
+
+// A listener destroyed while its MPA errors wait in a channel: they go with it (they carry its
+// context, which the application may free once destroy_listener() returned).
+TEST_F(CmApiTest, DestroyListenerDropsItsQueuedMpaErrors) {
+  int ctx = 3;
+  auto ch = cm->create_channel();
+  ASSERT_TRUE(ch);
+  ListenOptions b;
+  b.context = &ctx;
+  b.channel = *ch;
+  auto lid = cm->listen(0, 20050, b);
+  ASSERT_TRUE(lid);
+  FakeRequest q = request(40001);
+  q.loc_port = 20050;
+  ASSERT_TRUE(hal.inject_mpa_error(q, regs::MpaError::BAD_KEY));
+  EXPECT_TRUE(no_event()) << "the default channel: nothing, but the rings were read";
+  ASSERT_TRUE(cm->destroy_listener(*lid));
+  auto e = cm->poll_event(*ch);
+  ASSERT_TRUE(e);
+  EXPECT_FALSE(e->has_value()) << event_name(**e) << " of a destroyed listener";
+  EXPECT_TRUE(cm->destroy_channel(*ch));
+}
+
 // The listener's context pointer comes back in each event of its connections; a listener on
 // another channel delivers there only.
 TEST_F(CmApiTest, ListenerContextAndChannelReachTheEvents) {

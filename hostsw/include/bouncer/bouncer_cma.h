@@ -68,7 +68,10 @@ void bouncer_destroy_event_channel(struct bouncer_event_channel *channel);
 int bouncer_create_id(struct bouncer_event_channel *channel, struct bouncer_cm_id **id,
                       void *context, enum bouncer_port_space ps);
 /* A listening id stops listening; a connection's id whose request is still held is rejected
- * with no private data (iw_cm's destroy_cm_id in CONN_RECV). */
+ * with no private data (iw_cm's destroy_cm_id in CONN_RECV). If the device cannot remove a
+ * listener (-1, errno ETIMEDOUT or EIO), the id stays valid and listening. Unlike librdmacm,
+ * the id is freed at once: acknowledge the events that name it first, and do not destroy an
+ * id from one thread while another may be receiving an event that names it. */
 int bouncer_destroy_id(struct bouncer_cm_id *id);
 
 /* AF_INET only; address 0 listens on every address of the device. */
@@ -79,7 +82,9 @@ int bouncer_listen(struct bouncer_cm_id *id, int backlog);
 int bouncer_get_cm_event(struct bouncer_event_channel *channel, struct bouncer_cm_event **event);
 int bouncer_ack_cm_event(struct bouncer_cm_event *event);
 
-/* Sends the MPA reject with this private data and waits for the device to complete it. */
+/* Sends the MPA reject with this private data and waits for the device to complete it.
+ * ETIMEDOUT: the completion did not come in time; the reject stays posted and may still go
+ * out, and the id is no longer held (librdmacm returns once the reject is queued). */
 int bouncer_reject(struct bouncer_cm_id *id, const void *private_data, uint8_t private_data_len);
 
 #ifdef __cplusplus

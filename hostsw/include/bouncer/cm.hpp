@@ -17,7 +17,10 @@
 // Threads: every member may be called from any thread. The usual pattern is librdmacm's: one
 // thread takes events (wait_event), any number of threads reject. A completion belongs to the
 // call that posted it: a reject() gets its own, a post_reject()'s arrives as an event, and
-// the Cm never takes a completion it did not post. No lock is held while a call sleeps.
+// the Cm never takes a completion it did not post. The waits for events and completions hold
+// no Cm lock while they sleep; listen() and destroy_listener() hold it across their control-
+// queue round trip (at most DeviceConfig::cqp_timeout), so other calls wait that long. One Cm
+// per Device: a Cm settles every abandoned completion of the Device as its own.
 //
 // Host-written contexts (the diagnostic path) are in bouncer/cm_diag.hpp.
 #pragma once
@@ -350,7 +353,10 @@ class Cm {
   /// <= 0. Not for the co-simulation, whose device only runs inside the host thread's calls.
   Result<void> start_poller(const PollerOptions& opts = {});
   void stop_poller();
-  bool poller_running() const { return poller_.joinable(); }
+  bool poller_running() const {
+    std::lock_guard lk(poller_ctl_mu_);
+    return poller_.joinable();
+  }
 
   // ---- diagnostics
   /// Driver bookkeeping of the passive CM (tests, diagnostics).
@@ -391,6 +397,7 @@ class Cm {
     uint64_t ticket = 0;  // names this WQE (an SQ slot is reused)
     ChannelId channel;
     void* context = nullptr;
+    bool dropped = false;  // kAsync of a destroyed connection: its completion is not delivered
   };
   struct Done {  // a kSync completion, claimed for its waiting caller
     Completion c;
@@ -453,8 +460,9 @@ class Cm {
   std::function<void(uint32_t, regs::AeqEvent)> terminal_observer_;
   CmStats stats_;
   // poller
+  mutable std::mutex poller_ctl_mu_;  // start/stop/running: guards poller_ itself
   std::thread poller_;
-  std::mutex poller_mu_;
+  std::mutex poller_mu_;  // poller_stop_, between the control calls and the thread
   std::condition_variable poller_cv_;
   bool poller_stop_ = false;
 };
