@@ -668,12 +668,14 @@ module bouncer_axil_regs #(
   logic [RD_GRPS-1:0]  rd_grp_d, rd_grp_q;
   logic [3:0]          rd_word_q;
   logic                rd_cyc_lo_q, rd_probe_lo_q;   // the word is CYCLE_LO / PROBE_DATA_LO
-  // The probe FIFO's head, registered: a PROBE_DATA read returns the record at the head in the
-  // cycle before its handshake, the decode cycle (the head then is the one this read pops: a
-  // pop moves it only at a PROBE_DATA_LO handshake, and a record counted by an earlier
-  // PROBE_STATUS read is already there). Read straight from the FIFO's LUT RAM into the read
-  // mux, the path is over the ap_clk depth budget.
+  // The probe FIFO's head and count, registered: a PROBE_DATA or PROBE_STATUS read returns
+  // them as of the cycle before its handshake, the decode cycle. The head then is the one the
+  // read pops (a pop moves it only at a PROBE_DATA_LO handshake, and a record counted by an
+  // earlier PROBE_STATUS read is already there); a record pushed in that very cycle is counted
+  // by the next read. Taken straight from the FIFO (LUT-RAM read, pointer subtraction) into
+  // the read mux, these paths are over the ap_clk depth budget.
   logic [63:0]         probe_head_q;
+  logic [7:0]          probe_count_q;
   // the read table: word w (address 4 w) at bits 32 w +: 32; words not set read 0
   logic [RD_GRPS*16*32-1:0] rd_tab;
 
@@ -795,7 +797,7 @@ module bouncer_axil_regs #(
         32'(probe_en_q) << bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB;
     if (PROBES != 0) begin
       rd_tab[rd_at(bouncer_regs_pkg::REG_PROBE_STATUS) +: 32] =
-          (32'(probe_count) << bouncer_regs_pkg::REG_PROBE_STATUS_COUNT_LSB)
+          (32'(probe_count_q) << bouncer_regs_pkg::REG_PROBE_STATUS_COUNT_LSB)
         | (32'(probe_overflow) << bouncer_regs_pkg::REG_PROBE_STATUS_OVERFLOW_LSB)
         | (32'd6 << bouncer_regs_pkg::REG_PROBE_STATUS_DEPTH_LOG2_LSB);
       rd_tab[rd_at(bouncer_regs_pkg::REG_PROBE_LOST) +: 32]    = probe_lost;
@@ -832,7 +834,8 @@ module bouncer_axil_regs #(
       rd_cyc_lo_q   <= s_axil_araddr[15:2] == bouncer_regs_pkg::REG_CYCLE_LO[15:2];
       rd_probe_lo_q <= s_axil_araddr[15:2] == bouncer_regs_pkg::REG_PROBE_DATA_LO[15:2];
     end
-    probe_head_q <= probe_head;
+    probe_head_q  <= probe_head;
+    probe_count_q <= probe_count;
     if (s_axil_rready) rvalid_q <= 1'b0;
     if (ar_fire) begin
       rvalid_q <= 1'b1;
