@@ -675,16 +675,17 @@ Result<Event> Cm::wait_event(ChannelId ch, std::chrono::nanoseconds timeout) {
 
 // ------------------------------------------------------------------------------- reject
 
-Result<void> Cm::validate_reject(std::span<const std::byte> pd, const RejectOptions& opts) const {
+Result<void> check_reject_options(Device& dev, std::span<const std::byte> pd,
+                                  const RejectOptions& opts) {
   // the connection's revision decides the IRD/ORD word; the smaller limit holds for both
   if (auto v = check_reject_pd(pd.size(), false, opts.unsafe_wire_pd); !v) return v.error();
-  if (opts.push && !dev_.caps().push) {
+  if (opts.push && !dev.caps().push) {
     return make_error(Errc::kInvalidArgument,
                       "push mode requested but the device has no push page");
   }
-  if (opts.sq >= dev_.num_sq()) {
+  if (opts.sq >= dev.num_sq()) {
     return make_error(Errc::kInvalidArgument,
-                      fmt::format("SQ {} is not in use (num_sq {})", opts.sq, dev_.num_sq()));
+                      fmt::format("SQ {} is not in use (num_sq {})", opts.sq, dev.num_sq()));
   }
   if (opts.fin && opts.fin_policy != regs::FinPolicy::DEFAULT &&
       opts.fin_policy != regs::FinPolicy::IRDMA) {
@@ -693,6 +694,10 @@ Result<void> Cm::validate_reject(std::span<const std::byte> pd, const RejectOpti
                                   regs::name(opts.fin_policy)));
   }
   return {};
+}
+
+Result<void> Cm::validate_reject(std::span<const std::byte> pd, const RejectOptions& opts) const {
+  return check_reject_options(dev_, pd, opts);
 }
 
 Result<Cm::Node*> Cm::held(ConnHandle h, const char* what) {

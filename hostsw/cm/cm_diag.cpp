@@ -91,21 +91,7 @@ Result<uint16_t> ContextDiag::post_locked(uint32_t cm_id, std::span<const std::b
         Errc::kInvalidArgument,
         fmt::format("cm_id {} is not below the connection-table depth {}", cm_id, caps.ctx_depth));
   }
-  if (auto v = check_reject_pd(pd.size(), false, opts.unsafe_wire_pd); !v) return v.error();
-  if (opts.push && !caps.push) {
-    return make_error(Errc::kInvalidArgument,
-                      "push mode requested but the device has no push page");
-  }
-  if (opts.sq >= dev_.num_sq()) {
-    return make_error(Errc::kInvalidArgument,
-                      fmt::format("SQ {} is not in use (num_sq {})", opts.sq, dev_.num_sq()));
-  }
-  if (opts.fin && opts.fin_policy != regs::FinPolicy::DEFAULT &&
-      opts.fin_policy != regs::FinPolicy::IRDMA) {
-    return make_error(Errc::kInvalidArgument,
-                      fmt::format("fin (= fin_policy IRDMA) contradicts fin_policy {}",
-                                  regs::name(opts.fin_policy)));
-  }
+  if (auto v = check_reject_options(dev_, pd, opts); !v) return v.error();
   if (auto idle = check_idle_locked(); !idle) return idle.error();
   auto ctx = context_for(cm_id);
   if (!ctx) return ctx.error();

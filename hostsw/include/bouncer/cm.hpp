@@ -85,6 +85,12 @@ Error completion_error(const Completion& c);
 /// kInvalidArgument names the limit and the reason.
 Result<void> check_reject_pd(size_t pd_bytes, bool enhanced, bool unsafe_wire_pd);
 
+/// The checks of a reject's options that need no connection: check_reject_pd at the smaller
+/// (enhanced) limit, push only with CAPS.PUSH, an SQ in use, fin not contradicting
+/// fin_policy. kInvalidArgument, nothing posted. Cm::reject and ContextDiag::reject use it.
+Result<void> check_reject_options(Device& dev, std::span<const std::byte> pd,
+                                  const RejectOptions& opts);
+
 /// The IRD/ORD word of a rev 2 reply, against irdma's initiator, which negotiates it even for
 /// a reject (irdma_negotiate_mpa_v2_ird_ord) and answers a word it refuses with a RST, handing
 /// its application its own request's private data instead of ours. Needed: the peer-to-peer
