@@ -29,13 +29,7 @@ constexpr uint64_t kPeersStart = 50'000;  // cycles after open: the server liste
 
 int run_capi_mode(const SimOptions& o) {
   const std::string reason = o.pd_text.value_or("bouncer: the C example server says no");
-  sim::PlatformConfig pc;
-  pc.data_width = o.width;
-  pc.mem_latency_cycles = o.mem_latency;
-  pc.tx_ready_prob = o.tx_ready;
-  pc.seed = o.seed;
-  pc.pcap_path = o.pcap;
-  pc.fst_path = o.fst;
+  const sim::PlatformConfig pc = platform_config(o);
   int rc = 0;
   try {
     sim::Platform platform(pc);

@@ -272,7 +272,7 @@ int run_sim(const SimOptions& opts) {
   return o.mode == "context" ? run_context_mode(o) : run_peer_mode(o);
 }
 
-int run_context_mode(const SimOptions& o) {
+sim::PlatformConfig platform_config(const SimOptions& o) {
   sim::PlatformConfig pc;
   pc.data_width = o.width;
   pc.mem_latency_cycles = o.mem_latency;
@@ -280,6 +280,11 @@ int run_context_mode(const SimOptions& o) {
   pc.seed = o.seed;
   pc.pcap_path = o.pcap;
   pc.fst_path = o.fst;
+  return pc;
+}
+
+int run_context_mode(const SimOptions& o) {
+  const sim::PlatformConfig pc = platform_config(o);
 
   int rc = 0;
   Totals t;

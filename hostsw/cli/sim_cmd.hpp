@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bouncer/regs.hpp"
+#include "bouncer/sim/platform.hpp"
 
 namespace CLI {
 class App;
@@ -62,6 +63,9 @@ struct SimOptions {
 };
 
 void add_sim_options(CLI::App& app, SimOptions& o);
+/// The co-simulation settings every mode takes from the options: width, memory latency, TX
+/// back-pressure, seed, pcap and FST paths.
+sim::PlatformConfig platform_config(const SimOptions& o);
 /// Runs the demo; returns the process exit code (0 all rejects ok and every check passed,
 /// 1 otherwise, 2 for private data the driver would refuse (nothing is run), 3 if the
 /// simulation itself failed).

@@ -152,13 +152,7 @@ int run_peer_mode(const SimOptions& o) {
                o.peer_pd_len);
     return 1;
   }
-  sim::PlatformConfig pc;
-  pc.data_width = o.width;
-  pc.mem_latency_cycles = o.mem_latency;
-  pc.tx_ready_prob = o.tx_ready;
-  pc.seed = o.seed;
-  pc.pcap_path = o.pcap;
-  pc.fst_path = o.fst;
+  sim::PlatformConfig pc = platform_config(o);
   pc.loss_to_bouncer = o.loss;
   pc.loss_from_bouncer = o.loss;
   pc.wire_seed = o.seed;

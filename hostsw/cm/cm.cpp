@@ -696,6 +696,20 @@ Result<void> check_reject_options(Device& dev, std::span<const std::byte> pd,
   return {};
 }
 
+RejectWqe reject_wqe(uint32_t cm_id, std::span<const std::byte> pd, const RejectOptions& opts) {
+  RejectWqe w;
+  w.cm_id = cm_id;
+  w.sq = opts.sq;
+  w.pd = pd;
+  w.push = opts.push;
+  w.allow_inline = opts.allow_inline;
+  w.fin_policy = opts.fin_policy;
+  w.fin = opts.fin;
+  w.ird_ord = opts.ird_ord;
+  w.wr_id = opts.wr_id;
+  return w;
+}
+
 Result<void> Cm::validate_reject(std::span<const std::byte> pd, const RejectOptions& opts) const {
   return check_reject_options(dev_, pd, opts);
 }
@@ -734,17 +748,8 @@ Result<uint64_t> Cm::post_node_reject(ConnHandle h, Node& n, std::span<const std
   if (opts.ird_ord && n.enhanced()) {
     if (auto v = check_reply_ird_ord(*opts.ird_ord, n.ird_ord); !v) return v.error();
   }
-  RejectWqe w;
-  w.cm_id = h.cm_id;
-  w.sq = opts.sq;
-  w.pd = pd;
+  RejectWqe w = reject_wqe(h.cm_id, pd, opts);
   w.pd_area = true;
-  w.push = opts.push;
-  w.allow_inline = opts.allow_inline;
-  w.fin_policy = opts.fin_policy;
-  w.fin = opts.fin;
-  w.ird_ord = opts.ird_ord;
-  w.wr_id = opts.wr_id;
   auto idx = dev_.post_reject(w);
   if (!idx) return idx.error();  // nothing posted: the connection is still held
   n.state = NodeState::kRejecting;

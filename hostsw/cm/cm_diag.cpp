@@ -108,16 +108,7 @@ Result<uint16_t> ContextDiag::post_locked(uint32_t cm_id, std::span<const std::b
   if (opts.ird_ord && c.enhanced()) {
     if (auto v = check_reply_ird_ord(*opts.ird_ord, c.req_ird_ord); !v) return v.error();
   }
-  RejectWqe w;
-  w.cm_id = cm_id;
-  w.sq = opts.sq;
-  w.pd = pd;
-  w.push = opts.push;
-  w.allow_inline = opts.allow_inline;
-  w.fin_policy = opts.fin_policy;
-  w.fin = opts.fin;
-  w.ird_ord = opts.ird_ord;
-  w.wr_id = opts.wr_id;
+  const RejectWqe w = reject_wqe(cm_id, pd, opts);
   auto idx = dev_.post_reject(w);
   if (!idx) return idx;
   // iw_cm_reject moves the cm_id to IDLE before calling the provider and leaves it there

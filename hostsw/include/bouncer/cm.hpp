@@ -90,6 +90,8 @@ Result<void> check_reject_pd(size_t pd_bytes, bool enhanced, bool unsafe_wire_pd
 /// fin_policy. kInvalidArgument, nothing posted. Cm::reject and ContextDiag::reject use it.
 Result<void> check_reject_options(Device& dev, std::span<const std::byte> pd,
                                   const RejectOptions& opts);
+/// The WQE of a reject of cm_id with these options (the PD from the call, not the PD area).
+RejectWqe reject_wqe(uint32_t cm_id, std::span<const std::byte> pd, const RejectOptions& opts);
 
 /// The IRD/ORD word of a rev 2 reply, against irdma's initiator, which negotiates it even for
 /// a reject (irdma_negotiate_mpa_v2_ird_ord) and answers a word it refuses with a RST, handing
