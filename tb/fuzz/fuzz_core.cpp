@@ -700,8 +700,15 @@ class Run {
     if (verbose()) std::fprintf(stderr, "fuzz_core: CQE %s\n", c.status().c_str());
   }
 
+  // The raw WQEs' completions. The Cm claims its own (and CQEs that match nothing) from the
+  // same CQ in its pump, so this reader takes only what it posted: a CQE reaped by the wrong
+  // owner would be lost to the one waiting for it.
   void poll_completions() {
-    while (auto c = dev_->poll_cq()) complete(*c);
+    while (auto c = dev_->poll_cq_if([this](const bouncer::Completion& x) {
+      return !x.unexpected && x.sq == 0 && posted_.count(x.wqe_idx) != 0;
+    })) {
+      complete(*c);
+    }
   }
 
   // One event: requests and resets are held; a RejectComplete ends a Cm reject.
