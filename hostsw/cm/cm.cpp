@@ -687,12 +687,6 @@ Result<void> check_reject_options(Device& dev, std::span<const std::byte> pd,
     return make_error(Errc::kInvalidArgument,
                       fmt::format("SQ {} is not in use (num_sq {})", opts.sq, dev.num_sq()));
   }
-  if (opts.fin && opts.fin_policy != regs::FinPolicy::DEFAULT &&
-      opts.fin_policy != regs::FinPolicy::IRDMA) {
-    return make_error(Errc::kInvalidArgument,
-                      fmt::format("fin (= fin_policy IRDMA) contradicts fin_policy {}",
-                                  regs::name(opts.fin_policy)));
-  }
   return {};
 }
 
@@ -704,7 +698,6 @@ RejectWqe reject_wqe(uint32_t cm_id, std::span<const std::byte> pd, const Reject
   w.push = opts.push;
   w.allow_inline = opts.allow_inline;
   w.fin_policy = opts.fin_policy;
-  w.fin = opts.fin;
   w.ird_ord = opts.ird_ord;
   w.wr_id = opts.wr_id;
   return w;

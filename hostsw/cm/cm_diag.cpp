@@ -128,7 +128,7 @@ std::optional<Completion> ContextDiag::claim(std::optional<uint32_t> key) {
   auto c = dev_.poll_cq_if([&](const Completion& x) {
     if (x.unexpected) return false;
     const uint32_t k = wqe_key(x.sq, x.wqe_idx);
-    return key ? k == *key : mine_.contains(k);
+    return key ? k == *key : mine_.contains(k) && !sync_.contains(k);
   });
   if (c) mine_.erase(wqe_key(c->sq, c->wqe_idx));
   return c;
@@ -180,8 +180,13 @@ Result<Completion> ContextDiag::reject(uint32_t cm_id, std::span<const std::byte
     auto p = post_locked(cm_id, pd, opts);
     if (!p) return p.error();
     idx = *p;
+    sync_.insert(wqe_key(opts.sq, idx));
   }
   auto c = wait_for(opts.sq, idx, opts.timeout);
+  {
+    std::lock_guard lk(mu_);
+    sync_.erase(wqe_key(opts.sq, idx));
+  }
   if (!c) {
     std::lock_guard lk(mu_);
     // Nobody waits for it any more: its completion frees the slot when it comes.

@@ -592,16 +592,6 @@ Result<uint16_t> Device::post_reject_with(const RejectWqe& w,
   if (w.push && !caps_.push) {
     return make_error(Errc::kInvalidArgument, "push mode requested but CAPS.PUSH is 0");
   }
-  regs::FinPolicy policy = w.fin_policy;
-  if (w.fin) {
-    if (policy == regs::FinPolicy::DEFAULT) {
-      policy = regs::FinPolicy::IRDMA;
-    } else if (policy != regs::FinPolicy::IRDMA) {
-      return make_error(
-          Errc::kInvalidArgument,
-          fmt::format("fin (= fin_policy IRDMA) contradicts fin_policy {}", regs::name(policy)));
-    }
-  }
   if (w.pd_area && w.cm_id >= caps_.ctx_depth) {
     return make_error(Errc::kInvalidArgument, fmt::format("cm_id {} has no PD-area slot (depth {})",
                                                           w.cm_id, caps_.ctx_depth));
@@ -643,7 +633,7 @@ Result<uint16_t> Device::post_reject_with(const RejectWqe& w,
   regs::put(img, f::PUSHWQE, w.push);
   regs::put(img, f::PD_INLINE, inline_pd);
   regs::put(img, f::IRD_ORD_VALID, w.ird_ord.has_value());
-  regs::put(img, f::FIN_POLICY, static_cast<uint64_t>(policy));
+  regs::put(img, f::FIN_POLICY, static_cast<uint64_t>(w.fin_policy));
   queues::WqeSlot pub = *slot;
   if (x.stale) pub.polarity ^= 1u;  // a slot the hardware must see as not written on this lap
   publish_sq(w.sq, pub, img, w.push, w.wr_id, w.cm_id);

@@ -71,7 +71,7 @@ golden::RejectParams to_params(const CmContext& c, std::span<const std::byte> pd
                                const RejectOptions& o) {
   golden::RejectParams p = bouncer::testing::reject_params(c, pd);
   p.ird_ord_override = o.ird_ord;
-  p.fin = o.fin;
+  p.fin = o.fin_policy == bouncer::regs::FinPolicy::IRDMA;
   return p;
 }
 
@@ -339,7 +339,7 @@ TEST_P(SystemReject, RandomBackpressureAndDmaLatency) {
       auto pd = make_pd(rng, rng() % 256);
       RejectOptions o;
       o.push = rng() & 1;
-      o.fin = (rng() % 4) == 0;
+      if ((rng() % 4) == 0) o.fin_policy = bouncer::regs::FinPolicy::IRDMA;
       o.unsafe_wire_pd = true;  // up to 255 bytes + the IRD/ORD word
       if (rng() % 4 == 0) o.ird_ord = acceptable_ird_ord(rng, ctx.req_ird_ord);
       reject_ok(cm, ctx, id, pd, o, exp);

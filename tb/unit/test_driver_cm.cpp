@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bouncer/cm.hpp"
@@ -120,7 +122,7 @@ TEST_F(CmTest, RejectSendsAndUpdatesTheContext) {
   const auto pd = pd_of(40);
   RejectOptions o;
   o.wr_id = 0xABC;
-  o.fin = true;
+  o.fin_policy = regs::FinPolicy::IRDMA;
   auto c = diag->reject(7, pd, o);
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->cm_id, 7u);
@@ -269,6 +271,52 @@ TEST_F(CmTest, PipelinedRejectsEachCompleteOnce) {
   EXPECT_FALSE(diag->poll());
   ASSERT_EQ(hal.frames.size(), kN);
   for (uint32_t i = 0; i < kN; ++i) EXPECT_EQ(hal.frames[i].pd, u8(pds[i])) << i;
+}
+
+// poll() in one thread while reject() waits in another: the synchronous call keeps its own
+// completion, poll() gets only what post_reject() posted. The threaded fake lands each CQE at
+// a random moment while both threads read the CQ, so a poll() that took any completion of
+// this object would take reject()'s in most of the rounds.
+TEST(ContextDiagThreads, PollLeavesTheCompletionASynchronousRejectWaitsFor) {
+  FakeHal::Config cfg;
+  cfg.memory = testing::FakeMemory::kThreaded;
+  FakeHal hal(cfg);
+  auto d = Device::open(hal);
+  ASSERT_TRUE(d) << d.error().message;
+  ContextDiag diag(**d);
+  constexpr uint32_t kRounds = 16;
+  for (uint32_t round = 0; round < kRounds; ++round) {
+    const uint32_t posted_id = 2 * round, sync_id = 2 * round + 1;
+    ASSERT_TRUE(diag.write_context(posted_id, ctx(1, false)));
+    ASSERT_TRUE(diag.write_context(sync_id, ctx(2, true)));
+    RejectOptions posted;
+    posted.wr_id = posted_id;
+    ASSERT_TRUE(diag.post_reject(posted_id, pd_of(4), posted));
+    std::atomic<bool> done{false};
+    std::vector<uint64_t> polled;
+    std::thread poller([&] {
+      while (!done.load()) {
+        if (auto c = diag.poll()) polled.push_back(c->wr_id);
+      }
+    });
+    RejectOptions sync;
+    sync.wr_id = sync_id;
+    sync.timeout = std::chrono::milliseconds(100);
+    auto r = diag.reject(sync_id, pd_of(8), sync);
+    done = true;
+    poller.join();
+    ASSERT_TRUE(r) << "round " << round << ": " << r.error().message;
+    EXPECT_EQ(r->wr_id, sync_id);
+    for (int spins = 0; polled.empty() && spins < 1000; ++spins) {
+      if (auto c = diag.poll()) {
+        polled.push_back(c->wr_id);
+      } else {
+        hal.wait_cycles(16);
+      }
+    }
+    ASSERT_EQ(polled, std::vector<uint64_t>{posted_id}) << "round " << round;
+  }
+  EXPECT_FALSE(diag.poll());
 }
 
 TEST_F(CmTest, RingFullIsReturnedToPipelinedCallers) {

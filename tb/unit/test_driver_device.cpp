@@ -277,7 +277,7 @@ TEST_P(DeviceTest, DoorbellPostWritesWqeAndCompletes) {
   w.pd = pd;
   w.wr_id = 0x1122334455667788ull;
   w.ird_ord = 0x8000BFFF;
-  w.fin = true;
+  w.fin_policy = regs::FinPolicy::IRDMA;
   auto idx = dev->post_reject(w);
   ASSERT_TRUE(idx) << idx.error().message;
   EXPECT_EQ(*idx, 0);

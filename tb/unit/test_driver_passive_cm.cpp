@@ -807,21 +807,6 @@ TEST_F(PassiveCmTest, RejectWritesTheSlotAndPostsTheWqeForEachFinPolicy) {
   }
   EXPECT_EQ(cm->stats().terminal.closed, std::size(cases));
   EXPECT_EQ(hal.read32(r::CM_CONNS), 0u);
-
-  // `fin` is the deprecated spelling of IRDMA; it cannot be combined with another policy.
-  const uint32_t id = indicated(request(1, false, 0, 50));
-  RejectOptions both;
-  both.fin = true;
-  both.fin_policy = FinPolicy::SIW_SAFE;
-  const size_t db = sq_doorbells(hal);
-  EXPECT_EQ(cm->reject(id, {}, both).error().code, Errc::kInvalidArgument);
-  EXPECT_EQ(sq_doorbells(hal), db);
-  RejectOptions alias;
-  alias.fin = true;
-  auto ok = cm->reject(id, {}, alias);
-  ASSERT_TRUE(ok) << ok.error().message;
-  EXPECT_EQ(regs::get(dev->sq().wqe(ok->wqe_idx), regs::sq_wqe::FIN_POLICY),
-            static_cast<uint64_t>(FinPolicy::IRDMA));
 }
 
 TEST_F(PassiveCmTest, RejectValidationUsesTheRequestsRevision) {

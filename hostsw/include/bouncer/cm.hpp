@@ -58,9 +58,6 @@ struct RejectOptions {
   /// What follows the reject on the wire. DEFAULT: the listener's policy (for a
   /// host-written context: the context's, which the hardware reads as SIW_SAFE).
   regs::FinPolicy fin_policy = regs::FinPolicy::DEFAULT;
-  /// Deprecated alias of fin_policy = IRDMA (FIN in the reject segment, as irdma does; a siw
-  /// initiator then loses the PD). Setting it together with SIW_SAFE or ABORT is an error.
-  bool fin = false;
   /// Reply IRD/ORD word (ctrl_ird << 16 | ctrl_ord) instead of the hardware default
   /// (0xBFFF7FFF: P2P, Read RTR, "no IRD/ORD"). It must pass check_reply_ird_ord().
   std::optional<uint32_t> ird_ord;
@@ -86,8 +83,8 @@ Error completion_error(const Completion& c);
 Result<void> check_reject_pd(size_t pd_bytes, bool enhanced, bool unsafe_wire_pd);
 
 /// The checks of a reject's options that need no connection: check_reject_pd at the smaller
-/// (enhanced) limit, push only with CAPS.PUSH, an SQ in use, fin not contradicting
-/// fin_policy. kInvalidArgument, nothing posted. Cm::reject and ContextDiag::reject use it.
+/// (enhanced) limit, push only with CAPS.PUSH, an SQ in use. kInvalidArgument, nothing posted.
+/// Cm::reject and ContextDiag::reject use it.
 Result<void> check_reject_options(Device& dev, std::span<const std::byte> pd,
                                   const RejectOptions& opts);
 /// The WQE of a reject of cm_id with these options (the PD from the call, not the PD area).
@@ -319,8 +316,7 @@ class Cm {
   ///    checks 512 again (WQE/PD_TOO_LONG);
   ///  - opts.ird_ord, on an enhanced connection: check_reply_ird_ord() against the request's
   ///    word (the hardware checks it again: WQE/BAD_IRD_ORD);
-  ///  - opts.push only when CAPS.PUSH; opts.sq < num_sq; opts.fin only with fin_policy
-  ///    DEFAULT or IRDMA.
+  ///  - opts.push only when CAPS.PUSH; opts.sq < num_sq.
   /// Errc::kState (nothing posted): a stale handle (the connection is over and its cm_id
   /// names a newer one, or it never existed), or the connection was already rejected or
   /// destroyed (iw_cm returns -EINVAL).
@@ -454,10 +450,13 @@ class Cm {
 
   Device& dev_;
   mutable std::mutex mu_;  // guards everything below except the poller's stop flag
-  std::unordered_map<uint32_t, Node> nodes_;            // cm_id -> node (absent: kFree)
-  std::map<uint32_t, Inflight> live_;                   // wqe_key -> the WQE there
-  std::map<uint32_t, std::deque<Inflight>> abandoned_;  // wqe_key -> given up, oldest first
-  std::unordered_map<uint64_t, Done> done_;             // ticket -> claimed kSync completion
+  std::unordered_map<uint32_t, Node> nodes_;  // cm_id -> node (absent: kFree)
+  std::map<uint32_t, Inflight> live_;         // wqe_key -> the WQE there
+  // wqe_key -> WQEs given up, oldest first. The slot key is enough: a slot holds one WQE at a
+  // time and its completions come back in posting order, so the front of a key's queue is
+  // the WQE the next abandoned completion of that slot belongs to.
+  std::map<uint32_t, std::deque<Inflight>> abandoned_;
+  std::unordered_map<uint64_t, Done> done_;  // ticket -> claimed kSync completion
   std::array<std::optional<Listener>, regs::kNumListeners> listeners_;
   std::array<bool, regs::kNumListeners> closed_{};  // destroyed: its requests are released
   std::map<uint32_t, Channel> channels_;            // ChannelId::value -> channel (0: default)

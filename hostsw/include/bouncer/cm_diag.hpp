@@ -63,7 +63,8 @@ class ContextDiag {
   /// completion with poll() or wait(). kRingFull when that SQ has no free slot.
   Result<uint16_t> post_reject(uint32_t cm_id, std::span<const std::byte> pd,
                                const RejectOptions& opts = {});
-  /// The next completion of this object's post_reject()s, if any.
+  /// The next completion of this object's post_reject()s, if any. Never one that a
+  /// reject() in another thread is waiting for: that one goes to its caller.
   std::optional<Completion> poll();
   /// Waits for the completion of (sq, wqe_idx), one of this object's. kTimeout after
   /// `timeout` of host time: the WQE stays posted (wait again or poll()).
@@ -85,6 +86,7 @@ class ContextDiag {
   std::mutex mu_;
   std::unordered_map<uint32_t, CmContext> shadow_;  // driver's copy of what it wrote/read
   std::set<uint32_t> mine_;                         // wqe_keys of its rejects in flight
+  std::set<uint32_t> sync_;  // those a reject() call waits for (poll() leaves them)
 };
 
 }  // namespace bouncer

@@ -165,9 +165,6 @@ struct RejectWqe {
   bool pd_area = false;           // PD_ADDR = the cm_id's PD-area slot (see above)
   /// FIN_POLICY of the WQE. DEFAULT: the listener's (or the context's).
   regs::FinPolicy fin_policy = regs::FinPolicy::DEFAULT;
-  /// Deprecated alias of fin_policy = IRDMA (reject and FIN in one segment). Ignored when
-  /// fin_policy is IRDMA; an error with SIW_SAFE or ABORT.
-  bool fin = false;
   std::optional<uint32_t> ird_ord;  // ctrl_ird << 16 | ctrl_ord; sets IRD_ORD_VALID
   uint64_t wr_id = 0;
   // WQEs the hardware must refuse (raw field overrides) are posted through the test-only
