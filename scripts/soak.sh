@@ -5,6 +5,7 @@
 # (tb/soak/soak.cpp; docs/reliability.md "Soak").
 #
 #   scripts/soak.sh [--seeds "1 2 3"] [--connections N] [--width 64|512] [--gap CYCLES]
+#                   [--loss PCT]   (% of frames lost on the wire each way, default 5)
 #
 # Builds the `soak` target in BOUNCER_SOAK_BUILD (default build/, the release tree), runs one
 # process per seed and prints its summary. A failing seed is appended to
@@ -14,14 +15,15 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BOUNCER_SOAK_BUILD:-$root/build}
 jobs=${BOUNCER_JOBS:-2}
-seeds="1" connections=20000 width=64 gap=400
+seeds="1" connections=20000 width=64 gap=400 loss=5
 while [ $# -gt 0 ]; do
   case $1 in
     --seeds) seeds=$2; shift 2 ;;
     --connections) connections=$2; shift 2 ;;
     --width) width=$2; shift 2 ;;
     --gap) gap=$2; shift 2 ;;
-    -h|--help) sed -n '3,12p' "$0"; exit 0 ;;
+    --loss) loss=$2; shift 2 ;;
+    -h|--help) sed -n '3,13p' "$0"; exit 0 ;;
     *) echo "soak.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -35,7 +37,7 @@ cmake --build "$build" -j "$jobs" --target soak
 bin=$build/tb/soak/soak
 failed=0
 for seed in $seeds; do
-  args=(--seed "$seed" --connections "$connections" --width "$width" --gap "$gap")
+  args=(--seed "$seed" --connections "$connections" --width "$width" --gap "$gap" --loss "$loss")
   log=$root/out/soak-seed$seed-w$width.log
   set +e
   "$bin" "${args[@]}" --failures "$failures" >"$log" 2>&1

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // Soak: a seeded randomized co-simulation of many connections ("Soak"). The real
 // driver (hostsw/) against the verilated bouncer_core in the co-simulation (sim/), with
-// simulated initiators (sim/peer) on a wire that loses 5 % of the frames in each direction.
+// simulated initiators (sim/peer) on a wire that loses --loss % (default 5) of the frames in
+// each direction.
 //
-//   soak [--seed S] [--connections N] [--width 64|512] [--gap CYCLES] [--pcap FILE]
-//        [--failures FILE] [gtest flags]
+//   soak [--seed S] [--connections N] [--width 64|512] [--gap CYCLES] [--loss PCT]
+//        [--pcap FILE] [--failures FILE] [gtest flags]
 //
 // Everything random comes from --seed (the platform's TX-ready and DMA-jitter PRNG, the wire's
 // loss PRNG and the plan below), so a seed reproduces a run exactly.
@@ -65,6 +66,7 @@ struct Options {
   unsigned connections = 20000;
   unsigned width = 64;
   uint64_t gap = 400;  // mean cycles between two peers' starts
+  unsigned loss = 5;   // % of frames lost on the wire, each direction
   std::string pcap;
   std::string failures = "out/soak-failures.txt";
   std::string command;  // how to reproduce this run
@@ -124,6 +126,18 @@ peer::InitiatorConfig soak_peer(unsigned i, uint16_t listen_port, std::mt19937_6
   return pc;
 }
 
+// The share (%) of well-behaved peers that must get their reject at `loss` % per direction.
+// A peer sends its request up to 7 times and the core its reject up to RTX_MAX + 1 times, so
+// the reject is lost for good only when a whole run of transmissions is; what the bounds leave
+// is peers whose reply timer runs out while the core is slowed by backpressure and memory
+// latency. Measured shares: docs/reliability.md "Figures".
+unsigned liveness_bound(unsigned loss) {
+  if (loss == 0) return 100;
+  if (loss <= 5) return 97;
+  if (loss <= 10) return 95;
+  return 90;
+}
+
 struct Failures {
   std::vector<std::string> list;
   void add(const std::string& s) { list.push_back(s); }
@@ -139,8 +153,8 @@ TEST(Soak, Run) {
   pc.pcap_path = o.pcap;
   pc.seed = o.seed;
   pc.wire_seed = o.seed * 0x9E3779B97F4A7C15ull + 1;
-  pc.loss_to_bouncer = 0.05;
-  pc.loss_from_bouncer = 0.05;
+  pc.loss_to_bouncer = o.loss / 100.0;
+  pc.loss_from_bouncer = o.loss / 100.0;
   pc.delay_to_bouncer = rng() % 400;
   pc.delay_from_bouncer = rng() % 400;
   pc.mem_latency_cycles = 200;
@@ -456,13 +470,17 @@ TEST(Soak, Run) {
               o.connections, k.c_str());
   std::printf("[ soak     ] peer end states: %s%u peers got their reject\n", st.c_str(),
               rejected_peers);
-  // Safety alone would pass a core that answers nothing: at 5 % loss in each direction every
-  // well-behaved peer must get its reject (its retransmissions and ours cover the losses).
-  std::printf("[ soak     ] liveness: %u of %u well-behaved peers rejected (bound 97 %%)\n",
-              behaving_rejected, behaving);
-  if (behaving == 0 || behaving_rejected * 100 < behaving * 97) {
+  // Safety alone would pass a core that answers nothing: nearly every well-behaved peer must
+  // get its reject (its retransmissions and ours cover the losses).
+  const unsigned bound = liveness_bound(o.loss);
+  std::printf(
+      "[ soak     ] liveness at %u %% loss: %u of %u well-behaved peers rejected (bound "
+      "%u %%)\n",
+      o.loss, behaving_rejected, behaving, bound);
+  if (behaving == 0 || behaving_rejected * 100 < behaving * bound) {
     fail.add("liveness: " + std::to_string(behaving_rejected) + " of " + std::to_string(behaving) +
-             " well-behaved peers were rejected (at least 97 % must be)");
+             " well-behaved peers were rejected (at least " + std::to_string(bound) +
+             " % must be at " + std::to_string(o.loss) + " % loss)");
   }
   std::printf("[ soak     ] frames: %zu to Bouncer (%" PRIu64
               " lost on the wire), %zu from Bouncer (%" PRIu64 " lost)\n",
@@ -500,14 +518,20 @@ extern "C" int sc_main(int argc, char** argv) {
       g_opt.width = static_cast<unsigned>(std::strtoul(v3, nullptr, 0));
     } else if (const char* v4 = val("--gap")) {
       g_opt.gap = std::max<uint64_t>(1, std::strtoull(v4, nullptr, 0));
+    } else if (const char* v7 = val("--loss")) {
+      g_opt.loss = static_cast<unsigned>(std::strtoul(v7, nullptr, 0));
+      if (g_opt.loss > 30) {
+        std::fprintf(stderr, "soak: --loss %u: at most 30 (%% per direction)\n", g_opt.loss);
+        std::exit(2);
+      }
     } else if (const char* v5 = val("--pcap")) {
       g_opt.pcap = v5;
     } else if (const char* v6 = val("--failures")) {
       g_opt.failures = v6;
     } else if (a == "--help" || a == "-h") {
       std::printf(
-          "soak [--seed S] [--connections N] [--width 64|512] [--gap CYCLES] [--pcap FILE]\n"
-          "     [--failures FILE] [gtest flags]\n");
+          "soak [--seed S] [--connections N] [--width 64|512] [--gap CYCLES] [--loss PCT]\n"
+          "     [--pcap FILE] [--failures FILE] [gtest flags]\n");
       return 0;
     } else {
       rest.push_back(argv[i]);
@@ -515,7 +539,7 @@ extern "C" int sc_main(int argc, char** argv) {
   }
   g_opt.command = cmd + " --seed " + std::to_string(g_opt.seed) + " --connections " +
                   std::to_string(g_opt.connections) + " --width " + std::to_string(g_opt.width) +
-                  " --gap " + std::to_string(g_opt.gap);
+                  " --gap " + std::to_string(g_opt.gap) + " --loss " + std::to_string(g_opt.loss);
   int n = static_cast<int>(rest.size());
   ::testing::InitGoogleTest(&n, rest.data());
   const int rc = RUN_ALL_TESTS();
