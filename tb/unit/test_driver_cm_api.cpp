@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bouncer/cm.hpp"
+#include "fake_memory_param.hpp"
 #include "test_driver_fake_hal.hpp"
 
 using namespace std::chrono_literals;
@@ -43,7 +44,7 @@ FakeRequest request(uint16_t port, std::optional<uint32_t> cm_id = std::nullopt)
   return q;
 }
 
-class CmApiTest : public ::testing::Test {
+class CmApiTest : public ::testing::TestWithParam<testing::FakeMemory> {
  protected:
   void SetUp() override {
     auto d = Device::open(hal);
@@ -64,20 +65,22 @@ class CmApiTest : public ::testing::Test {
                                                       : ConnectRequest{};
   }
   bool no_event() {
+    hal.settle();
     auto e = cm->poll_event();
     return e && !*e;
   }
-  FakeHal hal;
+  FakeHal hal{testing::fake_config(GetParam())};
   std::unique_ptr<Device> dev;
   std::unique_ptr<Cm> cm;
 };
+BOUNCER_ALL_FAKE_MEMORIES(CmApiTest);
 
 // ------------------------------------------------------------------------------- threads
 
 // librdmacm's pattern: one thread takes events, workers reject. Each reject() must get its
 // own completion (its wr_id and cm_id), never one the event thread or another worker took,
 // and the event thread must keep receiving while workers wait (no lock held while sleeping).
-TEST_F(CmApiTest, OneEventThreadManyRejectingThreads) {
+TEST_P(CmApiTest, OneEventThreadManyRejectingThreads) {
   constexpr unsigned kWorkers = 6;
   constexpr unsigned kRequests = 48;
   ASSERT_TRUE(cm->listen(0, 20049));
@@ -162,7 +165,7 @@ TEST_F(CmApiTest, OneEventThreadManyRejectingThreads) {
 
 // A handle names one connection: once its cm_id is reused, the old handle is refused and
 // the newer connection is untouched.
-TEST_F(CmApiTest, StaleHandleIsRefusedAfterTheCmIdIsReused) {
+TEST_P(CmApiTest, StaleHandleIsRefusedAfterTheCmIdIsReused) {
   ASSERT_TRUE(cm->listen(0, 20049));
   ASSERT_TRUE(hal.inject_connect_request(request(40000, 5)));
   const ConnectRequest first = next_request();
@@ -197,7 +200,7 @@ TEST_F(CmApiTest, StaleHandleIsRefusedAfterTheCmIdIsReused) {
 
 // post_reject() returns before the completion; it comes back as a RejectComplete event on
 // the connection's channel, the connection's last event.
-TEST_F(CmApiTest, PostRejectCompletesAsAnEvent) {
+TEST_P(CmApiTest, PostRejectCompletesAsAnEvent) {
   ASSERT_TRUE(cm->listen(0, 20049));
   ASSERT_TRUE(hal.inject_connect_request(request(40000)));
   const ConnectRequest cr = next_request();
@@ -222,7 +225,7 @@ TEST_F(CmApiTest, PostRejectCompletesAsAnEvent) {
   EXPECT_TRUE(no_event());
 }
 
-TEST_F(CmApiTest, AcceptIsNotSupportedAndLeavesTheRequestHeld) {
+TEST_P(CmApiTest, AcceptIsNotSupportedAndLeavesTheRequestHeld) {
   ASSERT_TRUE(cm->listen(0, 20049));
   ASSERT_TRUE(hal.inject_connect_request(request(40000)));
   const ConnectRequest cr = next_request();
@@ -237,7 +240,7 @@ TEST_F(CmApiTest, AcceptIsNotSupportedAndLeavesTheRequestHeld) {
 }
 
 // iw_cm: destroying an id in CONN_RECV rejects the request; nothing more is delivered for it.
-TEST_F(CmApiTest, DestroyOfAHeldRequestRejectsIt) {
+TEST_P(CmApiTest, DestroyOfAHeldRequestRejectsIt) {
   ListenOptions lo;
   lo.fin_policy = regs::FinPolicy::ABORT;
   ASSERT_TRUE(cm->listen(0, 20049, lo));
@@ -259,7 +262,7 @@ TEST_F(CmApiTest, DestroyOfAHeldRequestRejectsIt) {
 // destroy() after post_reject(): the reject's completion is not delivered, even when the node
 // has ended and its cm_id been reused by a new request before the Cm looks at the rings (the
 // AEQ, with the old node's end and the new request, is read before the CQ).
-TEST_F(CmApiTest, DestroyAfterPostRejectDropsItsCompletionAcrossCmIdReuse) {
+TEST_P(CmApiTest, DestroyAfterPostRejectDropsItsCompletionAcrossCmIdReuse) {
   ListenOptions lo;
   lo.fin_policy = regs::FinPolicy::ABORT;
   ASSERT_TRUE(cm->listen(0, 20049, lo));
@@ -280,7 +283,7 @@ TEST_F(CmApiTest, DestroyAfterPostRejectDropsItsCompletionAcrossCmIdReuse) {
 
 // A listener destroyed while its MPA errors wait in a channel: they go with it (they carry its
 // context, which the application may free once destroy_listener() returned).
-TEST_F(CmApiTest, DestroyListenerDropsItsQueuedMpaErrors) {
+TEST_P(CmApiTest, DestroyListenerDropsItsQueuedMpaErrors) {
   int ctx = 3;
   auto ch = cm->create_channel();
   ASSERT_TRUE(ch);
@@ -302,7 +305,7 @@ TEST_F(CmApiTest, DestroyListenerDropsItsQueuedMpaErrors) {
 
 // The listener's context pointer comes back in each event of its connections; a listener on
 // another channel delivers there only.
-TEST_F(CmApiTest, ListenerContextAndChannelReachTheEvents) {
+TEST_P(CmApiTest, ListenerContextAndChannelReachTheEvents) {
   int a_ctx = 1, b_ctx = 2;
   auto ch = cm->create_channel();
   ASSERT_TRUE(ch);
@@ -347,7 +350,7 @@ bool readable(int fd, int timeout_ms) {
 
 // The channel's fd is readable exactly while events wait; the poller thread fills the
 // channel without the application calling the Cm.
-TEST_F(CmApiTest, EventFdBecomesReadableWhenAnEventWaits) {
+TEST_P(CmApiTest, EventFdBecomesReadableWhenAnEventWaits) {
   ASSERT_TRUE(cm->listen(0, 20049));
   auto fd = cm->event_fd();
   ASSERT_TRUE(fd) << fd.error().message;

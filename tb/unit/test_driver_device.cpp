@@ -13,6 +13,7 @@
 
 #include "bouncer/device.hpp"
 #include "bouncer/device_faults.hpp"
+#include "fake_memory_param.hpp"
 #include "test_driver_fake_hal.hpp"
 
 using namespace std::chrono_literals;
@@ -52,15 +53,6 @@ CmContext ctx_rev(uint8_t rev, bool enhanced) {
   return c;
 }
 
-// Every test runs against each memory model of the fake (fake_dma.hpp): device writes made
-// at once; landed later by the fake's DMA thread, qword by qword, VALID last, while the driver
-// polls; and the same with non-coherent caches, where only the driver's syncs move data.
-FakeHal::Config fake_config(testing::FakeMemory m) {
-  FakeHal::Config c;
-  c.memory = m;
-  return c;
-}
-
 class DeviceTest : public ::testing::TestWithParam<testing::FakeMemory> {
  protected:
   void open(DeviceConfig cfg = {}) {
@@ -73,17 +65,11 @@ class DeviceTest : public ::testing::TestWithParam<testing::FakeMemory> {
     EXPECT_TRUE(c) << (c ? "" : c.error().message);
     return c ? *c : Completion{};
   }
-  FakeHal hal{fake_config(GetParam())};
+  FakeHal hal{testing::fake_config(GetParam())};
   std::unique_ptr<Device> dev;
 };
 
-INSTANTIATE_TEST_SUITE_P(Memory, DeviceTest,
-                         ::testing::Values(testing::FakeMemory::kInline,
-                                           testing::FakeMemory::kThreaded,
-                                           testing::FakeMemory::kNonCoherent),
-                         [](const ::testing::TestParamInfo<testing::FakeMemory>& i) {
-                           return std::string(testing::fake_memory_name(i.param));
-                         });
+BOUNCER_ALL_FAKE_MEMORIES(DeviceTest);
 
 // ------------------------------------------------------------------------------- bring-up
 

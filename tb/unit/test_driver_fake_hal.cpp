@@ -423,9 +423,11 @@ void FakeHal::wait_for(std::chrono::nanoseconds d) {
 
 void FakeHal::run() {
   pump_aeq();
-  if (hold || (reg(r::CTRL) & 1) == 0) return;
-  process_cqp();
-  process_sq();
+  if (!hold && (reg(r::CTRL) & 1) != 0) {
+    process_cqp();
+    process_sq();
+  }
+  settle();
 }
 
 bool FakeHal::write_failed(uint64_t addr, size_t len) {

@@ -191,7 +191,7 @@ class FakeHal : public hal::Device {
   uint32_t qerr = 0;
   /// Called with the offset of every register read, after it (a test can act at that moment).
   std::function<void(uint32_t)> on_read;
-  void run();  // let the engines do all they can now
+  void run();  // let the engines do all they can now, and let what they wrote land (settle)
   /// Writes a raw CQE (valid bit = current CQ polarity) at the CQ tail, as if the hardware
   /// had written it, e.g. a duplicate of an earlier one.
   void inject_cqe(std::span<const std::byte> cqe32);

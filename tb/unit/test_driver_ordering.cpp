@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bouncer/device.hpp"
+#include "fake_memory_param.hpp"
 #include "test_driver_fake_hal.hpp"
 
 namespace bouncer {
@@ -41,12 +42,7 @@ class Ordering : public ::testing::TestWithParam<FakeMemory> {
   FakeHal hal{fake_config()};
 };
 
-INSTANTIATE_TEST_SUITE_P(Memory, Ordering,
-                         ::testing::Values(FakeMemory::kInline, FakeMemory::kThreaded,
-                                           FakeMemory::kNonCoherent),
-                         [](const ::testing::TestParamInfo<FakeMemory>& i) {
-                           return std::string(testing::fake_memory_name(i.param));
-                         });
+BOUNCER_ALL_FAKE_MEMORIES(Ordering);
 
 // 60 requests, PD 0 .. 480 bytes, through a 4-entry AEQ (3 usable): the fake holds the
 // events back while the ring is full and writes each as AEQ_HEAD frees a slot, so the driver

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bouncer/device.hpp"
+#include "fake_memory_param.hpp"
 #include "test_driver_fake_hal.hpp"
 
 using namespace std::chrono_literals;
@@ -60,13 +61,7 @@ class DriverThreads : public ::testing::TestWithParam<testing::FakeMemory> {
   }
 };
 
-INSTANTIATE_TEST_SUITE_P(Memory, DriverThreads,
-                         ::testing::Values(testing::FakeMemory::kInline,
-                                           testing::FakeMemory::kThreaded,
-                                           testing::FakeMemory::kNonCoherent),
-                         [](const ::testing::TestParamInfo<testing::FakeMemory>& i) {
-                           return std::string(testing::fake_memory_name(i.param));
-                         });
+BOUNCER_ALL_FAKE_MEMORIES(DriverThreads);
 
 TEST_P(DriverThreads, ConcurrentPostersAndEventPoller) {
   FakeHal hal(fake_config());
