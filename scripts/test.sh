@@ -4,7 +4,7 @@
 #   scripts/test.sh            everything (release build, then the sanitizer build)
 #   BOUNCER_NO_ASAN=1 scripts/test.sh   skip the ASan/UBSan pass
 #   BOUNCER_NO_FUZZ=1 scripts/test.sh   skip the libFuzzer pass (60 s, tb/fuzz)
-#   BOUNCER_NO_TSAN=1 scripts/test.sh   skip the ThreadSanitizer pass (driver tests, build-tsan)
+#   BOUNCER_NO_TSAN=1 scripts/test.sh   skip the ThreadSanitizer pass (driver tests, CLI, build-tsan)
 # Build trees: build/, build-fuzz/ (clang) and build-asan/ (ccache makes rebuilds cheap).
 # A test that cannot run here (a tool missing, no QEMU guest) is reported skipped, and the
 # last line lists every skip; with CI=true a skip fails the run (CI must run everything).
@@ -58,7 +58,7 @@ if [ -z "${BOUNCER_NO_FUZZ:-}" ]; then
 fi
 
 if [ -z "${BOUNCER_NO_TSAN:-}" ]; then
-  echo "== ThreadSanitizer pass (driver + fake-HAL tests only, build-tsan)"
+  echo "== ThreadSanitizer pass (driver + fake-HAL tests, CLI without the simulator, build-tsan)"
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBOUNCER_TSAN=ON \
     "-DBOUNCER_TEST_CXXFLAGS=-O1 -g1" >/dev/null
   cmake --build build-tsan -j "$jobs"

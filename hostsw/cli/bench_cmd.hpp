@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// `bouncer bench` (on the co-simulated device) and `bouncer card bench` (on a card through
-// XRT): the same probe-measured reject sweep, bouncer/probe_bench.hpp, over either backend.
+// `bouncer bench` (on the co-simulated device: sim/cli/sim_bench.cpp) and `bouncer card bench`
+// (on a card through XRT): the same probe-measured reject sweep, bouncer/probe_bench.hpp, over
+// either backend.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +38,5 @@ void add_bench_options(CLI::App& app, BenchOptions& o, bool sim);
 ProbeBenchConfig bench_config(const BenchOptions& o);
 /// Runs the sweep on an open device, prints a table, writes --out; returns the exit code.
 int run_bench_on(Device& dev, const BenchOptions& o, const ProbeBenchConfig& cfg, const char* who);
-/// `bouncer bench`: the sweep on the co-simulated device.
-int run_sim_bench(const BenchOptions& o);
 
 }  // namespace bouncer::cli

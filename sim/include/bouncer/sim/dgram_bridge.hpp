@@ -8,7 +8,7 @@
 // than 127.0.0.1:<remote port> is discarded and counted, so no frame from elsewhere can reach
 // the simulated RNIC and nothing the RNIC sends leaves the host.
 //
-// This class knows nothing of the simulation: `bouncer sim --mode bridge` (hostsw/cli) moves
+// This class knows nothing of the simulation: `bouncer sim --mode bridge` (sim/cli) moves
 // frames between it and bouncer::sim::Platform (TX observer -> send, receive -> inject_rx).
 #pragma once
 

@@ -80,6 +80,10 @@ int run_selftest_mode(const SimOptions& o);
 /// The C API's example server as the host program (sim_capi.cpp).
 int run_capi_mode(const SimOptions& o);
 
+struct BenchOptions;
+/// `bouncer bench`: the sweep of bench_cmd.hpp on the co-simulated device (sim_bench.cpp).
+int run_sim_bench(const BenchOptions& o);
+
 /// The reject PD of connection i: --pd text (or "bouncer: go away #i"), cut or padded by
 /// repetition to --pd-len (default 7, 33, 64, 200 in turn).
 std::vector<std::byte> reject_pd(unsigned i, const SimOptions& o);
