@@ -221,6 +221,18 @@ def multi_sq_section(lat, tput):
     return L
 
 
+def source_commit():
+    """The commit of the tree the report is generated in (with -dirty for local changes), or
+    "unknown" outside a git checkout."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        r = subprocess.run(["git", "-C", here, "describe", "--always", "--dirty", "--abbrev=7"],
+                           capture_output=True, text=True, check=True)
+        return r.stdout.strip() or "unknown"
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None, storm=None,
             storm_pngs=(), lat_all=None, tput_all=None):
     L = []
@@ -231,7 +243,7 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None, storm=None,
       "simulated cycles of the co-simulated core (exact and deterministic), except the "
       "software baseline and the simulation speed (wall time on the build machine: 2 cores "
       "shared with other jobs, so lower bounds).\n")
-    A(f"Sweep: {args.sweep}.\n")
+    A(f"Sweep: {args.sweep}. Measured at commit {source_commit()}.\n")
     A("**Source of the latencies: the RTL latency probes.** `bouncer_probe` stamps each event "
       "with the core's cycle counter into a 64-record FIFO that `Device::read_probes()` pops "
       "through the PROBE_* registers (plain register reads: the same code runs over XRT on a "
