@@ -18,6 +18,7 @@
 #include <csignal>
 #include <cstddef>
 #include <cstdio>
+#include <ctime>
 #include <exception>
 #include <optional>
 #include <span>
@@ -132,6 +133,7 @@ int run_bridge_mode(const SimOptions& o) {
   unsigned requests = 0, rejects_ok = 0;
   uint64_t last_activity = 0;
   try {
+    const SimSpeed speed(pc.data_width);
     sim::Platform platform(pc);
     platform.set_tx_observer([&](const sim::TxFrame& f) {
       bridge->send(f.bytes);
@@ -179,6 +181,7 @@ int run_bridge_mode(const SimOptions& o) {
           hex(tmpl), bridge->local_port(), bridge->remote_port(), o.width));
 
       const uint64_t c0 = hal.now_cycles();
+      const std::clock_t cpu0 = std::clock();
       for (;;) {
         // Frames from the guest enter the RX port as soon as the port is free.
         const bool idle = hal.now_cycles() - last_activity > kIdleCycles;
@@ -248,16 +251,19 @@ int run_bridge_mode(const SimOptions& o) {
       }
       const sim::DgramBridgeStats& b = bridge->stats();
       const uint64_t cycles = hal.now_cycles() - c0;
+      const double cpu = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
       emit(fmt::format(
           R"({{"event":"summary","stop":"{}","requests":{},"rejects_ok":{},"cm_conns":{},)"
           R"("terminal_closed":{},"terminal_reset":{},"terminal_rtx_exhausted":{},)"
           R"("terminal_timeout":{},"frames_to_bouncer":{},"frames_from_bouncer":{},)"
           R"("send_errors":{},"foreign_datagrams":{},"cycles":{},"wall_s":{:.3f},)"
-          R"("cycles_per_s":{:.0f},"hw":{{{}}}}})",
+          R"("cycles_per_s":{:.0f},"cpu_s":{:.3f},"cycles_per_cpu_s":{:.0f},)"
+          R"("bare_cycles_per_cpu_s":{:.0f},"cost_vs_bare":{:.3f},"hw":{{{}}}}})",
           stop_reason, requests, rejects_ok, d.cm_conns(), s.terminal.closed, s.terminal.reset,
           s.terminal.rtx_exhausted, s.terminal.timeout, b.received, b.sent, b.send_errors,
-          b.foreign, cycles, wall(), wall() > 0 ? static_cast<double>(cycles) / wall() : 0.0,
-          counters));
+          b.foreign, cycles, wall(), wall() > 0 ? static_cast<double>(cycles) / wall() : 0.0, cpu,
+          cpu > 0 ? static_cast<double>(cycles) / cpu : 0.0, speed.bare().cycles_per_cpu_s(),
+          speed.cost(cycles, cpu), counters));
     });
     if (const std::string err = platform.finish_pcap(); !err.empty()) {
       fmt::print(stderr, "bouncer sim: --pcap: {}\n", err);

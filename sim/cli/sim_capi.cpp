@@ -32,6 +32,7 @@ int run_capi_mode(const SimOptions& o) {
   const sim::PlatformConfig pc = platform_config(o);
   int rc = 0;
   try {
+    const SimSpeed speed(pc.data_width);
     sim::Platform platform(pc);
     platform.run([&](hal::Device& hal) {
       DeviceConfig dc;
@@ -89,8 +90,7 @@ int run_capi_mode(const SimOptions& o) {
             out.rejected ? "rejected with other private data" : "not rejected: " + out.error);
       }
     }
-    fmt::print("\nsimulated {} cycles in {:.2f} s wall\n", platform.cycles(),
-               platform.wall_seconds());
+    fmt::print("\n{}\n", speed.line(platform));
     if (const std::string err = platform.finish_pcap(); !err.empty()) {
       fmt::print(stderr, "bouncer sim: --pcap: {}\n", err);
       rc = 1;

@@ -272,6 +272,23 @@ int run_sim(const SimOptions& opts) {
   return o.mode == "context" ? run_context_mode(o) : run_peer_mode(o);
 }
 
+SimSpeed::SimSpeed(unsigned data_width)
+    : bare_(sim::measure_bare_core(data_width, 50'000)) {}  // ~0.1 s of CPU at 0.5 M/s
+
+double SimSpeed::cost(uint64_t cycles, double cpu_s) const {
+  if (cycles == 0 || cpu_s <= 0 || bare_.cycles == 0 || bare_.cpu_s <= 0) return 0.0;
+  return (cpu_s / static_cast<double>(cycles)) / (bare_.cpu_s / static_cast<double>(bare_.cycles));
+}
+
+std::string SimSpeed::line(uint64_t cycles, double wall_s, double cpu_s) const {
+  const auto per = [](uint64_t n, double s) { return s > 0 ? static_cast<double>(n) / s : 0.0; };
+  return fmt::format(
+      "simulated {} cycles in {:.3f} s wall, {:.3f} s CPU: {:.0f} cycles/s ({:.0f} per CPU s; "
+      "bare core {:.0f} per CPU s, cost {:.2f}x bare)",
+      cycles, wall_s, cpu_s, per(cycles, wall_s), per(cycles, cpu_s), bare_.cycles_per_cpu_s(),
+      cost(cycles, cpu_s));
+}
+
 sim::PlatformConfig platform_config(const SimOptions& o) {
   sim::PlatformConfig pc;
   pc.data_width = o.width;
@@ -289,6 +306,7 @@ int run_context_mode(const SimOptions& o) {
   int rc = 0;
   Totals t;
   try {
+    const SimSpeed speed(pc.data_width);
     sim::Platform platform(pc);
     platform.run([&](hal::Device& hal) {
       auto dev = Device::open(hal);
@@ -370,16 +388,13 @@ int run_context_mode(const SimOptions& o) {
                    o.rev, pd.size(), latency, mode, status);
       }
     });
-    const double wall = platform.wall_seconds();
-    const uint64_t cycles = platform.cycles();
     fmt::print("\n{} rejects: {} ok, {} failed ({} push, {} doorbell, {} push dropped)\n",
                t.ok + t.failed, t.ok, t.failed, t.push, t.db, t.pshdrop);
     if (t.ok > 0) {
       fmt::print("doorbell-to-first-byte latency: min {} / mean {:.1f} / max {} cycles\n",
                  t.lat_min, static_cast<double>(t.lat_sum) / t.ok, t.lat_max);
     }
-    fmt::print("simulated {} cycles in {:.3f} s wall: {:.0f} cycles/s\n", cycles, wall,
-               wall > 0 ? static_cast<double>(cycles) / wall : 0.0);
+    fmt::print("{}\n", speed.line(platform));
     fmt::print("TX frames: {} ({} of {} end with exactly the private data posted)\n",
                platform.tx_frames().size(), t.pd_ok, t.ok);
     if (platform.tx_frames().size() != t.ok) rc = 1;  // a frame nobody asked for, or one missing

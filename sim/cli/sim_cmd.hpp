@@ -3,7 +3,7 @@
 //  --mode peer (default): listen; simulated iWARP initiators connect over the simulated wire;
 //    the host receives their CONNECT_REQUESTs and rejects each (or the listener's
 //    auto-reject policy does); the pcap holds both directions.
-//  --mode context: today's vertical slice: the host writes every connection context and
+//  --mode context: the diagnostic path: the host writes every connection context and
 //    rejects it (no peers, TX only).
 //  --mode bridge: the network port is bridged to a QEMU guest (`-netdev dgram` on 127.0.0.1);
 //    a real initiator connects, the host rejects every request (sim_bridge.cpp).
@@ -99,6 +99,27 @@ std::string ip_str(uint32_t ip);
 /// --fin-policy siw|irdma|abort and --auto-reject off|all|backlog|ird-ord as register enums.
 regs::FinPolicy fin_policy_of(const std::string& s);
 regs::AutoReject auto_reject_of(const std::string& s);
+/// The speed every `bouncer sim` run reports: simulated cycles per wall and per CPU second, and
+/// the cost of the platform and driver over the bare verilated core, measured in the same
+/// process (docs/performance.md, "Simulation speed"). Construct it before the Platform: the
+/// bare core is its own model instance, which must not coexist with the platform's.
+class SimSpeed {
+ public:
+  explicit SimSpeed(unsigned data_width);
+  /// CPU seconds per simulated cycle of the run over those of the bare core (0 if unknown).
+  double cost(uint64_t cycles, double cpu_s) const;
+  /// "simulated N cycles in W s wall, C s CPU: R cycles/s (P per CPU s; bare core B per CPU
+  /// s, cost X.XXx bare)".
+  std::string line(uint64_t cycles, double wall_s, double cpu_s) const;
+  std::string line(const sim::Platform& p) const {
+    return line(p.cycles(), p.wall_seconds(), p.cpu_seconds());
+  }
+  const sim::BareCoreSpeed& bare() const { return bare_; }
+
+ private:
+  sim::BareCoreSpeed bare_;
+};
+
 /// Checks that --pcap and --fst can be written (creating their directories). false, with a
 /// message naming the option, the path and the reason, if not.
 bool prepare_outputs(const SimOptions& o);

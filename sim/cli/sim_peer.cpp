@@ -169,6 +169,7 @@ int run_peer_mode(const SimOptions& o) {
   unsigned unknown_requests = 0;
 
   try {
+    const SimSpeed speed(pc.data_width);
     sim::Platform platform(pc);
     platform.run([&](hal::Device& hal) {
       DeviceConfig dc;
@@ -401,8 +402,6 @@ int run_peer_mode(const SimOptions& o) {
     fmt::print("(* auto-reject: request to reject first byte)\n");
 
     // ---- totals and checks
-    const double wall = platform.wall_seconds();
-    const uint64_t cycles = platform.cycles();
     const sim::PlatformStats ps = platform.stats();
     fmt::print("\n{} connections: {} rejected by the host, {} by the listener policy\n",
                conns.size(), host_rej, auto_rej);
@@ -421,8 +420,7 @@ int run_peer_mode(const SimOptions& o) {
       if (s.value == 0 || s.offset < regs::reg::STAT_RX_FRAMES) continue;
       fmt::print("{}{}={}", col++ % 4 == 0 ? "\n  " : "  ", s.name + 5, s.value);
     }
-    fmt::print("\nsimulated {} cycles in {:.3f} s wall: {:.0f} cycles/s\n", cycles, wall,
-               wall > 0 ? static_cast<double>(cycles) / wall : 0.0);
+    fmt::print("\n{}\n", speed.line(platform));
     const std::string pcap_err = platform.finish_pcap();
     if (!o.pcap.empty()) fmt::print("pcap (both directions): {}\n", o.pcap);
     if (!o.fst.empty()) fmt::print("waveform: {}\n", o.fst);

@@ -22,6 +22,7 @@ int run_selftest_mode(const SimOptions& o) {
   pc.fst_path = o.fst;  // no pcap: with the loop on, nothing crosses the port
   int rc = 0;
   try {
+    const SimSpeed speed(pc.data_width);
     sim::Platform platform(pc);
     platform.run([&](hal::Device& hal) {
       auto dev = Device::open(hal);
@@ -49,7 +50,7 @@ int run_selftest_mode(const SimOptions& o) {
                  platform.tx_frames().size() + platform.rx_frames().size());
       rc = 1;
     }
-    fmt::print("simulated {} cycles in {:.2f} s\n", platform.cycles(), platform.wall_seconds());
+    fmt::print("{}\n", speed.line(platform));
   } catch (const std::exception& e) {
     fmt::print(stderr, "bouncer sim: simulation failed: {}\n", e.what());
     return 3;

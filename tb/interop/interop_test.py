@@ -314,7 +314,9 @@ class Ctx:
             print(f"  timing: guest userspace at {marks['userspace']:.2f} s, siw ready at "
                   f"{marks.get('net', 0):.2f} s, done at {marks['done']:.2f} s (guest uptime); "
                   f"QEMU wall {wall:.2f} s; bridge {summary['cycles']} cycles in "
-                  f"{summary['wall_s']:.2f} s = {summary['cycles_per_s']:.0f} cycles/s")
+                  f"{summary['wall_s']:.2f} s = {summary['cycles_per_s']:.0f} cycles/s "
+                  f"({summary['cycles_per_cpu_s']:.0f} per CPU s, "
+                  f"{summary['cost_vs_bare']:.2f}x the bare core)")
         check(summary["foreign_datagrams"] == 0 and summary["send_errors"] == 0,
               "the bridge saw no foreign datagram and no send error")
         return summary
