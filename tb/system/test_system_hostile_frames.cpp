@@ -415,12 +415,12 @@ void still_works(sim::Platform& plat, bouncer::hal::Device& hal, Device& dev, Cm
   Scenario sc(plat, hal, dev, cm);
   auto cfg = peer_config(n, 2, true, text_pd("after the storm", 21));
   cfg.time_wait_cycles = 4000;
-  sc.run_one(cfg, to_bytes(text_pd("still standing", 14)), 3'000'000, 0,
-             [&](const Conn& c, const std::vector<WireSeg>&) {
-               EXPECT_EQ(c.terminals.size(), 1u);
-               EXPECT_TRUE(c.completion.has_value());
-             });
-  sc.expect_clean_end();
+  run_one(sc, cfg, to_bytes(text_pd("still standing", 14)), 3'000'000, 0,
+          [&](const Conn& c, const std::vector<WireSeg>&) {
+            EXPECT_EQ(c.terminals.size(), 1u);
+            EXPECT_TRUE(c.completion.has_value());
+          });
+  expect_clean_end(sc);
   EXPECT_EQ(dev.cm_conns(), 0u);
 }
 
