@@ -189,86 +189,10 @@ std::string flag_str(uint8_t f) {
   return s.empty() ? "none" : s;
 }
 
-uint16_t be16(std::span<const uint8_t> f, size_t o) {
-  return static_cast<uint16_t>(f[o] << 8 | f[o + 1]);
-}
-uint32_t be32(std::span<const uint8_t> f, size_t o) {
-  return uint32_t{be16(f, o)} << 16 | be16(f, o + 2);
-}
-
-uint16_t tcp_pseudo_checksum(uint32_t src_ip, uint32_t dst_ip, std::span<const uint8_t> segment) {
-  std::vector<uint8_t> pseudo;
-  for (uint32_t ip : {src_ip, dst_ip}) {
-    for (int sh = 24; sh >= 0; sh -= 8) pseudo.push_back(static_cast<uint8_t>(ip >> sh));
-  }
-  pseudo.push_back(0);
-  pseudo.push_back(6);
-  pseudo.push_back(static_cast<uint8_t>(segment.size() >> 8));
-  pseudo.push_back(static_cast<uint8_t>(segment.size()));
-  pseudo.insert(pseudo.end(), segment.begin(), segment.end());
-  return golden::internet_checksum(pseudo);
-}
-
 std::optional<Seg> decode(std::span<const uint8_t> f, std::string* why) {
-  auto fail = [&](const char* w) -> std::optional<Seg> {
-    if (why) *why = w;
-    return std::nullopt;
-  };
-  Seg s;
-  if (f.size() < 14) return fail("runt");
-  std::copy_n(f.begin(), 6, s.dst_mac.begin());
-  std::copy_n(f.begin() + 6, 6, s.src_mac.begin());
-  size_t o = 12;
-  uint16_t type = be16(f, o);
-  if (type == 0x8100) {
-    if (f.size() < 18) return fail("runt vlan");
-    s.vlan_tci = be16(f, 14);
-    type = be16(f, 16);
-    o = 16;
-  }
-  o += 2;
-  if (type != 0x0800) return fail("not IPv4");
-  if (f.size() < o + 20) return fail("short IPv4");
-  const size_t ihl = size_t{f[o] & 0x0Fu} * 4;
-  if ((f[o] >> 4) != 4 || ihl < 20 || f.size() < o + ihl) return fail("bad IPv4 header");
-  s.tos = f[o + 1];
-  const size_t total = be16(f, o + 2);
-  s.ip_id = be16(f, o + 4);
-  s.ip_frag = be16(f, o + 6);
-  s.ttl = f[o + 8];
-  if (f[o + 9] != 6) return fail("not TCP");
-  s.src_ip = be32(f, o + 12);
-  s.dst_ip = be32(f, o + 16);
-  s.ip_csum_ok = golden::ipv4_header_checksum_ok(f.subspan(o, ihl));
-  if (total < ihl + 20 || f.size() < o + total) return fail("bad IPv4 total length");
-  const size_t t = o + ihl;
-  const size_t tcp_len = total - ihl;
-  s.sport = be16(f, t);
-  s.dport = be16(f, t + 2);
-  s.seq = be32(f, t + 4);
-  s.ack = be32(f, t + 8);
-  const size_t doff = static_cast<size_t>(f[t + 12] >> 4) * 4;
-  if (doff < 20 || doff > tcp_len) return fail("bad TCP data offset");
-  s.flags = f[t + 13];
-  s.window = be16(f, t + 14);
-  for (size_t k = t + 20; k < t + doff;) {
-    const uint8_t kind = f[k];
-    if (kind == 0) break;
-    if (kind == 1) {
-      ++k;
-      continue;
-    }
-    if (k + 1 >= t + doff) break;
-    const uint8_t len = f[k + 1];
-    if (len < 2 || k + len > t + doff) break;
-    if (kind == 2 && len == 4) s.mss = be16(f, k + 2);
-    if (kind == 3 && len == 3) s.wscale = f[k + 2];
-    k += len;
-  }
-  s.payload.assign(f.begin() + static_cast<std::ptrdiff_t>(t + doff),
-                   f.begin() + static_cast<std::ptrdiff_t>(o + total));
-  s.tcp_csum_ok = tcp_pseudo_checksum(s.src_ip, s.dst_ip, f.subspan(t, tcp_len)) == 0;
-  return s;
+  auto d = golden::decode_segment(f, why);
+  if (!d) return std::nullopt;
+  return Seg{std::move(*d)};
 }
 
 std::string describe(const Seg& s) {
@@ -406,54 +330,22 @@ bool isn_plausible(uint32_t iss, const peer::InitiatorConfig& p, uint64_t lo, ui
 std::vector<uint8_t> build_peer_segment(const PeerFrame& pf, uint8_t flags, uint32_t seq,
                                         uint32_t ack, std::span<const uint8_t> payload,
                                         bool syn_options) {
-  std::vector<uint8_t> f;
-  auto p16 = [&](uint16_t v) {
-    f.push_back(static_cast<uint8_t>(v >> 8));
-    f.push_back(static_cast<uint8_t>(v));
-  };
-  auto p32 = [&](uint32_t v) {
-    p16(static_cast<uint16_t>(v >> 16));
-    p16(static_cast<uint16_t>(v));
-  };
-  f.insert(f.end(), pf.dst_mac.begin(), pf.dst_mac.end());
-  f.insert(f.end(), pf.src_mac.begin(), pf.src_mac.end());
-  p16(0x0800);
-  const size_t ip = f.size();
-  const size_t opt = syn_options ? 8 : 0;
-  const size_t tcp_len = 20 + opt + payload.size();
-  f.push_back(0x45);
-  f.push_back(0);
-  p16(static_cast<uint16_t>(20 + tcp_len));
-  p16(pf.ip_id);
-  p16(0x4000);
-  f.push_back(pf.ttl);
-  f.push_back(6);
-  p16(0);
-  p32(pf.src_ip);
-  p32(pf.dst_ip);
-  const uint16_t ipc = golden::internet_checksum(std::span<const uint8_t>(f.data() + ip, 20));
-  f[ip + 10] = static_cast<uint8_t>(ipc >> 8);
-  f[ip + 11] = static_cast<uint8_t>(ipc);
-  const size_t t = f.size();
-  p16(pf.sport);
-  p16(pf.dport);
-  p32(seq);
-  p32(ack);
-  f.push_back(static_cast<uint8_t>((5 + opt / 4) << 4));
-  f.push_back(flags);
-  p16(pf.window);
-  p16(0);
-  p16(0);
-  if (syn_options) {
-    for (uint8_t b : {2, 4, 0x05, 0xb4, 1, 3, 3, 7}) f.push_back(b);
-  }
-  f.insert(f.end(), payload.begin(), payload.end());
-  const uint16_t tc =
-      tcp_pseudo_checksum(pf.src_ip, pf.dst_ip, std::span<const uint8_t>(f).subspan(t, tcp_len));
-  f[t + 16] = static_cast<uint8_t>(tc >> 8);
-  f[t + 17] = static_cast<uint8_t>(tc);
-  while (f.size() < 60) f.push_back(0);
-  return f;
+  golden::SegmentSpec s;
+  s.dst_mac = pf.dst_mac;
+  s.src_mac = pf.src_mac;
+  s.ip_id = pf.ip_id;
+  s.ttl = pf.ttl;
+  s.src_ip = pf.src_ip;
+  s.dst_ip = pf.dst_ip;
+  s.sport = pf.sport;
+  s.dport = pf.dport;
+  s.seq = seq;
+  s.ack = ack;
+  s.flags = flags;
+  s.window = pf.window;
+  if (syn_options) s.tcp_opts = {2, 4, 0x05, 0xb4, 1, 3, 3, 7};  // MSS 1460, NOP, WS 7
+  s.payload.assign(payload.begin(), payload.end());
+  return golden::build_segment(s);
 }
 
 std::vector<uint8_t> mpa_request_payload(uint8_t rev, bool enhanced, uint32_t ird_ord,

@@ -8,11 +8,11 @@
 //
 // What is here:
 //  - test-scale timer/TCP settings and addresses (one place, so every test runs short);
-//  - an independent TCP/IPv4 frame decoder (checksums recomputed with golden's own
-//    internet_checksum) and a per-connection transcript of both directions, in cycle order;
+//  - the frame decoder (golden::decode_segment: checksums recomputed by golden, reported) and
+//    a per-connection transcript of both directions, in cycle order;
 //  - `Expect`: Bouncer's frames of one connection as the golden builders make them
 //    (SYN-ACK, ACK, FIN, RST, MPA reject), from the peer's config and the observed ISS;
-//  - a hand-made frame builder for the peer side (inject_rx);
+//  - hand-made peer-side frames (inject_rx) from golden::build_segment;
 //  - `Scenario`: peers plus a host program (poll events, reject with a per-peer plan, record
 //    everything the driver reports, terminal events via the observer);
 //  - the initiator's personalities (siw, irdma, cxgb4): what each one's application gets for
@@ -51,6 +51,7 @@
 #include "golden/frame_parser.hpp"
 #include "golden/pcap_io.hpp"
 #include "golden/reject_frame.hpp"
+#include "golden/segment.hpp"
 #include "golden/tcp_ctrl.hpp"
 
 namespace systest {
@@ -130,21 +131,9 @@ std::string hex(std::span<const uint8_t> v, size_t max = 64);
 
 inline constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kPsh = 0x08, kAck = 0x10;
 
-struct Seg {
-  std::array<uint8_t, 6> dst_mac{}, src_mac{};
-  std::optional<uint16_t> vlan_tci;
-  uint8_t tos = 0, ttl = 0;
-  uint16_t ip_id = 0, ip_frag = 0;
-  uint32_t src_ip = 0, dst_ip = 0;
-  uint16_t sport = 0, dport = 0;
-  uint32_t seq = 0, ack = 0;
-  uint8_t flags = 0;
-  uint16_t window = 0;
-  std::optional<uint16_t> mss;
-  std::optional<uint8_t> wscale;
-  std::vector<uint8_t> payload;
-  bool ip_csum_ok = false, tcp_csum_ok = false;
-
+// A frame as golden::decode_segment reads it (checksums reported, not required), with the
+// questions the tests ask of it.
+struct Seg : golden::DecodedSegment {
   bool has(uint8_t f) const { return (flags & f) != 0; }
   uint32_t seq_len() const {
     return static_cast<uint32_t>(payload.size()) + (has(kSyn) ? 1u : 0u) + (has(kFin) ? 1u : 0u);
@@ -159,16 +148,10 @@ struct Seg {
 };
 
 std::string flag_str(uint8_t f);
-uint16_t be16(std::span<const uint8_t> f, size_t o);
-uint32_t be32(std::span<const uint8_t> f, size_t o);
 
-// The internet checksum over the TCP pseudo-header (source, destination, protocol 6, the
-// segment's length) and `segment` (TCP header and payload): 0 when the segment's checksum
-// field is right, the value to put there when that field is zero.
-uint16_t tcp_pseudo_checksum(uint32_t src_ip, uint32_t dst_ip, std::span<const uint8_t> segment);
-
-// Ethernet [802.1Q] IPv4 TCP, any IHL, TCP options MSS / WS recognized. nullopt (reason in
-// *why) for anything else or a truncated frame. Checksums are reported, not required.
+// golden::decode_segment: Ethernet [802.1Q] IPv4 TCP, any IHL, TCP options MSS / WS
+// recognized. nullopt (reason in *why) for anything else or a truncated frame. Checksums are
+// reported, not required.
 std::optional<Seg> decode(std::span<const uint8_t> f, std::string* why = nullptr);
 
 std::string describe(const Seg& s);
@@ -224,8 +207,9 @@ bool isn_plausible(uint32_t iss, const peer::InitiatorConfig& p, uint64_t lo, ui
 
 // ------------------------------------------------------------------ hand-made peer frames
 
-// A peer -> Bouncer segment, built here (not by the RTL or the peer model): Ethernet, IPv4
-// (IHL 5, DF), TCP with optional MSS/WS options (SYN), checksums by golden's routine.
+// A peer -> Bouncer segment, built by golden::build_segment (not by the RTL or the peer
+// model): Ethernet, IPv4 (IHL 5, DF), TCP with optional MSS/WS options (SYN), checksums right,
+// padded to 60 bytes.
 struct PeerFrame {
   std::array<uint8_t, 6> src_mac{}, dst_mac = kLocalMac;
   uint32_t src_ip = 0, dst_ip = kLocalIp;
