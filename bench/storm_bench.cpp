@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "system_fixture.hpp"
+#include "scenario.hpp"
 
 namespace {
 

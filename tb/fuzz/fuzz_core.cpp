@@ -50,6 +50,7 @@
 #include "bouncer/regs.hpp"
 #include "golden/frame_parser.hpp"
 #include "golden/reject_frame.hpp"
+#include "golden/segment.hpp"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -389,13 +390,6 @@ class Hal final : public bouncer::hal::Device {
 
 // ------------------------------------------------------------------ frames
 
-uint16_t csum(std::span<const uint8_t> d, uint32_t sum = 0) {
-  for (size_t i = 0; i + 1 < d.size(); i += 2) sum += uint32_t{d[i]} << 8 | d[i + 1];
-  if (d.size() & 1) sum += uint32_t{d.back()} << 8;
-  while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
-  return static_cast<uint16_t>(~sum);
-}
-
 struct Peer {
   std::array<uint8_t, 6> mac{};
   uint32_t ip = 0;
@@ -406,57 +400,24 @@ struct Peer {
   uint16_t ip_id = 0;
 };
 
-// Ethernet / IPv4 (IHL 5, DF) / TCP (+ MSS/WS on a SYN), checksums right, padded to 60.
+// Ethernet / IPv4 (IHL 5, DF) / TCP (+ MSS/WS on a SYN), checksums right, padded to 60
+// (golden::build_segment).
 Bytes build(Peer& p, uint8_t flags, uint32_t seq, uint32_t ack, std::span<const uint8_t> pay,
             bool syn_opts) {
-  Bytes f(kLocalMac.begin(), kLocalMac.end());
-  f.insert(f.end(), p.mac.begin(), p.mac.end());
-  auto p16 = [&](uint16_t v) {
-    f.push_back(static_cast<uint8_t>(v >> 8));
-    f.push_back(static_cast<uint8_t>(v));
-  };
-  auto p32 = [&](uint32_t v) {
-    p16(static_cast<uint16_t>(v >> 16));
-    p16(static_cast<uint16_t>(v));
-  };
-  p16(0x0800);
-  const size_t ip = f.size();
-  const size_t opt = syn_opts ? 8 : 0;
-  const size_t tcp_len = 20 + opt + pay.size();
-  f.push_back(0x45);
-  f.push_back(0);
-  p16(static_cast<uint16_t>(20 + tcp_len));
-  p16(p.ip_id++);
-  p16(0x4000);
-  f.push_back(64);
-  f.push_back(6);
-  p16(0);
-  p32(p.ip);
-  p32(kLocalIp);
-  const uint16_t ipc = csum(std::span<const uint8_t>(f).subspan(ip, 20));
-  f[ip + 10] = static_cast<uint8_t>(ipc >> 8);
-  f[ip + 11] = static_cast<uint8_t>(ipc);
-  const size_t t = f.size();
-  p16(p.port);
-  p16(p.dport);
-  p32(seq);
-  p32(ack);
-  f.push_back(static_cast<uint8_t>((5 + opt / 4) << 4));
-  f.push_back(flags);
-  p16(0xFFFF);
-  p16(0);
-  p16(0);
-  if (syn_opts) {
-    for (uint8_t b : {2, 4, 0x05, 0xb4, 1, 3, 3, 7}) f.push_back(b);
-  }
-  f.insert(f.end(), pay.begin(), pay.end());
-  uint32_t pseudo = (p.ip >> 16) + (p.ip & 0xFFFF) + (kLocalIp >> 16) + (kLocalIp & 0xFFFF) + 6 +
-                    static_cast<uint32_t>(tcp_len);
-  const uint16_t tc = csum(std::span<const uint8_t>(f).subspan(t, tcp_len), pseudo);
-  f[t + 16] = static_cast<uint8_t>(tc >> 8);
-  f[t + 17] = static_cast<uint8_t>(tc);
-  while (f.size() < 60) f.push_back(0);
-  return f;
+  golden::SegmentSpec s;
+  s.dst_mac = kLocalMac;
+  s.src_mac = p.mac;
+  s.ip_id = p.ip_id++;
+  s.src_ip = p.ip;
+  s.dst_ip = kLocalIp;
+  s.sport = p.port;
+  s.dport = p.dport;
+  s.seq = seq;
+  s.ack = ack;
+  s.flags = flags;
+  if (syn_opts) s.tcp_opts = {2, 4, 0x05, 0xb4, 1, 3, 3, 7};  // MSS 1460, NOP, WS 7
+  s.payload.assign(pay.begin(), pay.end());
+  return golden::build_segment(s);
 }
 
 // Addresses of a frame as the core might read them (any IHL, optional VLAN tag), whether or

@@ -1,6 +1,9 @@
 #include "golden/frame_parser.hpp"
 
+#include <algorithm>
 #include <cstdio>
+
+#include "golden/segment.hpp"
 
 namespace golden {
 namespace {
@@ -297,6 +300,73 @@ std::optional<ParsedSegment> parse_tcp_segment(std::span<const uint8_t> f, std::
     i += len;
   }
   s.payload.assign(tcp.begin() + static_cast<std::ptrdiff_t>(thl), tcp.end());
+  return s;
+}
+
+std::optional<DecodedSegment> decode_segment(std::span<const uint8_t> f, std::string* why) {
+  auto bad = [&](const char* w) -> std::optional<DecodedSegment> {
+    fail(why, w);
+    return std::nullopt;
+  };
+  DecodedSegment s;
+  if (f.size() < 14) return bad("runt");
+  std::copy_n(f.begin(), 6, s.dst_mac.begin());
+  std::copy_n(f.begin() + 6, 6, s.src_mac.begin());
+  size_t o = 12;
+  uint16_t type = rd16(f, o);
+  if (type == 0x8100) {
+    if (f.size() < 18) return bad("runt vlan");
+    s.vlan_tci = rd16(f, 14);
+    type = rd16(f, 16);
+    o = 16;
+  }
+  o += 2;
+  if (type != 0x0800) return bad("not IPv4");
+  if (f.size() < o + 20) return bad("short IPv4");
+  const size_t ihl = size_t{f[o] & 0x0Fu} * 4;
+  if ((f[o] >> 4) != 4 || ihl < 20 || f.size() < o + ihl) return bad("bad IPv4 header");
+  s.tos = f[o + 1];
+  const size_t total = rd16(f, o + 2);
+  s.ip_id = rd16(f, o + 4);
+  s.ip_frag = rd16(f, o + 6);
+  s.ttl = f[o + 8];
+  if (f[o + 9] != 6) return bad("not TCP");
+  s.src_ip = rd32(f, o + 12);
+  s.dst_ip = rd32(f, o + 16);
+  s.ip_csum_ok = ipv4_header_checksum_ok(f.subspan(o, ihl));
+  if (total < ihl + 20 || f.size() < o + total) return bad("bad IPv4 total length");
+  const size_t t = o + ihl;
+  const size_t tcp_len = total - ihl;
+  s.sport = rd16(f, t);
+  s.dport = rd16(f, t + 2);
+  s.seq = rd32(f, t + 4);
+  s.ack = rd32(f, t + 8);
+  const size_t doff = static_cast<size_t>(f[t + 12] >> 4) * 4;
+  if (doff < 20 || doff > tcp_len) return bad("bad TCP data offset");
+  s.flags = f[t + 13];
+  s.window = rd16(f, t + 14);
+  for (size_t k = t + 20; k < t + doff;) {
+    const uint8_t kind = f[k];
+    if (kind == 0) break;
+    if (kind == 1) {
+      ++k;
+      continue;
+    }
+    if (k + 1 >= t + doff) break;
+    const uint8_t len = f[k + 1];
+    if (len < 2 || k + len > t + doff) break;
+    if (kind == 2 && len == 4) s.mss = rd16(f, k + 2);
+    if (kind == 3 && len == 3) s.wscale = f[k + 2];
+    k += len;
+  }
+  s.payload.assign(f.begin() + static_cast<std::ptrdiff_t>(t + doff),
+                   f.begin() + static_cast<std::ptrdiff_t>(o + total));
+  // TCP, checksummed over the pseudo-header (addresses, protocol, length), header and payload.
+  uint32_t acc = accumulate(f.subspan(o + 12, 8), 0);
+  acc += 6;
+  acc += static_cast<uint32_t>(tcp_len);
+  acc = accumulate(f.subspan(t, tcp_len), acc);
+  s.tcp_csum_ok = fold(acc) == 0xFFFF;
   return s;
 }
 

@@ -11,6 +11,7 @@
 #include "golden/gtest_tools.hpp"
 #include "golden/pcap_io.hpp"
 #include "golden/reject_frame.hpp"
+#include "golden/segment.hpp"
 #include "golden/tshark.hpp"
 
 namespace golden {
@@ -669,6 +670,128 @@ TEST(Tshark, MissingFileIsAnError) {
   const TsharkReport rep = tshark_check_mpa("/nonexistent/dir/x.pcap");
   EXPECT_FALSE(rep.ok);
   EXPECT_FALSE(rep.error.empty());
+}
+
+// ---- test-side segments (segment.hpp): builder and lenient decoder
+
+SegmentSpec sample_spec() {
+  SegmentSpec s;
+  s.dst_mac = {0x02, 0xbb, 0xcc, 0xdd, 0xee, 0x01};
+  s.src_mac = {0x02, 0x00, 0x00, 0x01, 0x00, 0x07};
+  s.vlan = 0x2064;
+  s.tos = 0x28;
+  s.ip_id = 0x1234;
+  s.ttl = 61;
+  s.src_ip = 0x0A000102;
+  s.dst_ip = 0x0A000001;
+  s.sport = 40007;
+  s.dport = 20049;
+  s.seq = 0xFFFFFFF0;
+  s.ack = 0x01020304;
+  s.flags = 0x12;
+  s.window = 0x7000;
+  s.tcp_opts = {2, 4, 0x05, 0x78, 1, 3, 3, 5};  // MSS 1400, NOP, WS 5
+  s.payload = {'M', 'P', 'A', 0x00, 0xFF};      // odd length
+  return s;
+}
+
+TEST(Segment, BuildDecodeRoundTrip) {
+  const SegmentSpec spec = sample_spec();
+  const auto f = build_segment(spec);
+  ASSERT_EQ(f.size(), 18u + 20 + 28 + 5);
+  std::string why;
+  const auto d = decode_segment(f, &why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->dst_mac, spec.dst_mac);
+  EXPECT_EQ(d->src_mac, spec.src_mac);
+  EXPECT_EQ(d->vlan_tci, spec.vlan);
+  EXPECT_EQ(d->tos, spec.tos);
+  EXPECT_EQ(d->ttl, spec.ttl);
+  EXPECT_EQ(d->ip_id, spec.ip_id);
+  EXPECT_EQ(d->ip_frag, 0x4000);
+  EXPECT_EQ(d->src_ip, spec.src_ip);
+  EXPECT_EQ(d->dst_ip, spec.dst_ip);
+  EXPECT_EQ(d->sport, spec.sport);
+  EXPECT_EQ(d->dport, spec.dport);
+  EXPECT_EQ(d->seq, spec.seq);
+  EXPECT_EQ(d->ack, spec.ack);
+  EXPECT_EQ(d->flags, spec.flags);
+  EXPECT_EQ(d->window, spec.window);
+  EXPECT_EQ(d->mss, std::optional<uint16_t>(1400));
+  EXPECT_EQ(d->wscale, std::optional<uint8_t>(5));
+  EXPECT_EQ(d->payload, spec.payload);
+  EXPECT_TRUE(d->ip_csum_ok);
+  EXPECT_TRUE(d->tcp_csum_ok);
+  // the strict parser takes the same frame and reads the same fields
+  const auto p = parse_tcp_segment(f, &why);
+  ASSERT_TRUE(p) << why;
+  EXPECT_EQ(p->seq, spec.seq);
+  EXPECT_EQ(p->mss, d->mss);
+  EXPECT_EQ(p->payload, spec.payload);
+}
+
+TEST(Segment, PadsToTheEthernetMinimum) {
+  SegmentSpec s = sample_spec();
+  s.vlan.reset();
+  s.tcp_opts.clear();
+  s.payload.clear();
+  EXPECT_EQ(build_segment(s).size(), 60u);
+  s.pad = false;
+  EXPECT_EQ(build_segment(s).size(), 54u);
+}
+
+TEST(Segment, ChecksumKnobsAreReportedNotRefused) {
+  SegmentSpec s = sample_spec();
+  s.ip_csum_xor = 0x0001;
+  auto d = decode_segment(build_segment(s), nullptr);
+  ASSERT_TRUE(d);
+  EXPECT_FALSE(d->ip_csum_ok);
+  EXPECT_TRUE(d->tcp_csum_ok);
+  EXPECT_FALSE(parse_tcp_segment(build_segment(s), nullptr));
+  s.ip_csum_xor = 0;
+  s.tcp_csum_xor = 0x8000;
+  d = decode_segment(build_segment(s), nullptr);
+  ASSERT_TRUE(d);
+  EXPECT_TRUE(d->ip_csum_ok);
+  EXPECT_FALSE(d->tcp_csum_ok);
+  EXPECT_FALSE(parse_tcp_segment(build_segment(s), nullptr));
+  // one payload bit flipped after building: the TCP checksum no longer matches
+  s.tcp_csum_xor = 0;
+  auto f = build_segment(s);
+  f.back() ^= 0x01;
+  d = decode_segment(f, nullptr);
+  ASSERT_TRUE(d);
+  EXPECT_FALSE(d->tcp_csum_ok);
+}
+
+TEST(Segment, MalformedHeadersAreRefusedWithAReason) {
+  struct Case {
+    const char* why;
+    void (*edit)(SegmentSpec&);
+  };
+  const Case cases[] = {
+      {"not IPv4", [](SegmentSpec& s) { s.ethertype = 0x86DD; }},
+      {"bad IPv4 header", [](SegmentSpec& s) { s.version = 6; }},
+      {"bad IPv4 header", [](SegmentSpec& s) { s.ihl = 4; }},
+      {"not TCP", [](SegmentSpec& s) { s.proto = 17; }},
+      {"bad IPv4 total length", [](SegmentSpec& s) { s.total_len = 1500; }},
+      {"bad IPv4 total length", [](SegmentSpec& s) { s.total_len = 39; }},
+      {"bad TCP data offset", [](SegmentSpec& s) { s.doff = 4; }},
+      {"bad TCP data offset", [](SegmentSpec& s) { s.doff = 15; }},
+  };
+  for (const Case& c : cases) {
+    SegmentSpec s = sample_spec();
+    c.edit(s);
+    std::string why;
+    EXPECT_FALSE(decode_segment(build_segment(s), &why)) << c.why;
+    EXPECT_EQ(why, c.why);
+  }
+  std::string why;
+  const auto f = build_segment(sample_spec());
+  EXPECT_FALSE(decode_segment(std::span<const uint8_t>(f).first(13), &why));
+  EXPECT_EQ(why, "runt");
+  EXPECT_FALSE(decode_segment(std::span<const uint8_t>(f).first(17), &why));
+  EXPECT_EQ(why, "runt vlan");
 }
 
 }  // namespace

@@ -283,7 +283,7 @@ TEST(Soak, Run) {
     if (sc.unknown.size() != unknown_before) fail.add("events after the run had settled");
     cycles = hal.now_cycles();
     stats = stats_line(dev);
-    sc.expect_clean_end();
+    expect_clean_end(sc);
     if (dev.cm_conns() != 0) fail.add("CM_CONNS " + std::to_string(dev.cm_conns()) + " at the end");
 
     // ---- frame checks

@@ -217,11 +217,11 @@ void full_exchange(unsigned width, peer::Personality pers, uint8_t rev) {
     ASSERT_TRUE(sc.settle(3'000'000)) << sc.status();
     for (unsigned i = 0; i < 3; ++i) {
       SCOPED_TRACE("peer " + std::to_string(i));
-      sc.expect_request_matches(sc.conns[i]);
-      sc.expect_rejected_as_planned(sc.conns[i]);
+      expect_request_matches(sc.conns[i]);
+      expect_rejected_as_planned(sc, sc.conns[i]);
       check_exchange(plat, sc.conns[i], pol[i]);
     }
-    sc.expect_clean_end();
+    expect_clean_end(sc);
     EXPECT_EQ(reg(hal, R::reg::STAT_CONN_ESTABLISHED), 3u);
     EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), 3u);
     EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), 3u);
@@ -272,7 +272,7 @@ TEST_P(SystemCm, PeerRstAfterSynAck) {
     EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 0u);
     EXPECT_EQ(reg(hal, R::reg::STAT_CLOSED), 1u);
     EXPECT_EQ(reg(hal, R::reg::STAT_RTX), 0u);
-    sc.expect_clean_end();
+    expect_clean_end(sc);
   });
 }
 
@@ -287,7 +287,7 @@ TEST_P(SystemCm, PeerRstWhileHostHoldsRequest) {
     sc.conns[i].hold = true;
     ASSERT_TRUE(sc.pump([&] { return !sc.conns[i].resets.empty(); }, 1'000'000)) << sc.status();
     Conn& c = sc.conns[i];
-    sc.expect_request_matches(c);
+    expect_request_matches(c);
     ASSERT_EQ(c.resets.size(), 1u);
     EXPECT_EQ(c.resets[0].cm_id, *c.cm_id);
     EXPECT_EQ(cm.node_state(*c.cm_id), bouncer::NodeState::kHeldReset);
@@ -310,7 +310,7 @@ TEST_P(SystemCm, PeerRstWhileHostHoldsRequest) {
     EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), 0u);
     EXPECT_EQ(reg(hal, R::reg::STAT_RST_RX), 1u);
     EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 2u);  // CONNECT_REQUEST, RESET
-    sc.expect_clean_end();
+    expect_clean_end(sc);
   });
 }
 
@@ -324,32 +324,32 @@ TEST_P(SystemCm, PeerRstAfterReject) {
     auto pc = peer_config(0, 1, false, text_pd("rst after reject", 20));
     pc.fin_after_reject = false;
     // lingers long enough for a retransmission, were the node still alive
-    sc.run_one(pc, to_bytes(text_pd("go away", 7)), 2'000'000, 3 * kRto,
-               [&](const Conn& c, const std::vector<WireSeg>& t) {
-                 EXPECT_EQ(plat.peer(c.peer).outcome().state, peer::State::kAborted);
-                 EXPECT_EQ(c.terminals, std::vector<R::AeqEvent>{R::AeqEvent::RESET});
-                 uint64_t rst_at = 0, rej_at = 0;
-                 for (const auto& w : t) {
-                   if (w.to_bouncer && w.seg.has(kRst)) rst_at = w.last;
-                   if (!w.to_bouncer && w.seg.mpa_reply()) rej_at = w.first;
-                 }
-                 ASSERT_NE(rst_at, 0u);
-                 ASSERT_NE(rej_at, 0u);
-                 size_t after = 0;
-                 for (const auto& w : t) {
-                   if (w.to_bouncer || w.first <= rej_at) continue;
-                   ++after;
-                   EXPECT_TRUE(w.seg.bare(kFin | kAck))
-                       << "after the reject only our FIN: " << describe(w.seg);
-                   EXPECT_LT(w.first, rst_at + 200) << "a frame long after the peer's RST";
-                 }
-                 EXPECT_LE(after, 1u);
-                 EXPECT_EQ(reg(hal, R::reg::STAT_RST_RX), 1u);
-                 EXPECT_EQ(reg(hal, R::reg::STAT_RST_TX), 0u);
-                 EXPECT_EQ(reg(hal, R::reg::STAT_RTX), 0u);
-                 sc.expect_clean_end();
-                 ct.wants = pcap_wants(sc);
-               });
+    run_one(sc, pc, to_bytes(text_pd("go away", 7)), 2'000'000, 3 * kRto,
+            [&](const Conn& c, const std::vector<WireSeg>& t) {
+              EXPECT_EQ(plat.peer(c.peer).outcome().state, peer::State::kAborted);
+              EXPECT_EQ(c.terminals, std::vector<R::AeqEvent>{R::AeqEvent::RESET});
+              uint64_t rst_at = 0, rej_at = 0;
+              for (const auto& w : t) {
+                if (w.to_bouncer && w.seg.has(kRst)) rst_at = w.last;
+                if (!w.to_bouncer && w.seg.mpa_reply()) rej_at = w.first;
+              }
+              ASSERT_NE(rst_at, 0u);
+              ASSERT_NE(rej_at, 0u);
+              size_t after = 0;
+              for (const auto& w : t) {
+                if (w.to_bouncer || w.first <= rej_at) continue;
+                ++after;
+                EXPECT_TRUE(w.seg.bare(kFin | kAck))
+                    << "after the reject only our FIN: " << describe(w.seg);
+                EXPECT_LT(w.first, rst_at + 200) << "a frame long after the peer's RST";
+              }
+              EXPECT_LE(after, 1u);
+              EXPECT_EQ(reg(hal, R::reg::STAT_RST_RX), 1u);
+              EXPECT_EQ(reg(hal, R::reg::STAT_RST_TX), 0u);
+              EXPECT_EQ(reg(hal, R::reg::STAT_RTX), 0u);
+              expect_clean_end(sc);
+              ct.wants = pcap_wants(sc);
+            });
   });
 }
 
@@ -416,7 +416,7 @@ TEST_P(SystemCmPeer, NoListenerRst) {
     EXPECT_EQ(reg(hal, R::reg::STAT_SYN_NO_LISTENER), retry ? 4u : 2u);
     EXPECT_EQ(reg(hal, R::reg::STAT_RST_TX), retry ? 4u : 2u);
     EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 0u);
-    sc.expect_clean_end();
+    expect_clean_end(sc);
   });
 }
 
@@ -465,7 +465,7 @@ TEST_P(SystemCm, MalformedMpaRequests) {
     EXPECT_EQ(reg(hal, R::reg::STAT_MPA_ERR), 3u);
     EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), 0u);
     EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 3u);
-    sc.expect_clean_end();
+    expect_clean_end(sc);
   });
 }
 
@@ -503,7 +503,7 @@ TEST_P(SystemCmPeer, MpaV1RetryAfterRst) {
       EXPECT_EQ(o.app_status, peer::kECONNRESET);
       EXPECT_TRUE(o.app_pd.empty());
       EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), 0u);
-      sc.expect_clean_end();
+      expect_clean_end(sc);
       return;
     }
     // the retry: same tuple, irdma continues after the first request (20 + 4 + 8 bytes),
@@ -536,7 +536,7 @@ TEST_P(SystemCmPeer, MpaV1RetryAfterRst) {
     EXPECT_EQ(reg(hal, R::reg::STAT_MPA_ERR), 1u);
     EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), 1u);
     EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), 1u);
-    sc.expect_clean_end();
+    expect_clean_end(sc);
     ct.wants[{pc.ip, pc.port}] = {rej, false};
   });
 }
@@ -579,7 +579,7 @@ TEST_P(SystemCm, MpaTimeoutWithoutRequest) {
     EXPECT_EQ(reg(hal, R::reg::STAT_RST_TX), 1u);
     EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 0u);
     EXPECT_EQ(reg(hal, R::reg::STAT_CLOSED), 1u);
-    sc.expect_clean_end();
+    expect_clean_end(sc);
   });
 }
 
@@ -623,8 +623,8 @@ TEST_P(SystemCmPeer, SegmentedRequest) {
       const Conn& c = sc.conns[k];
       const auto t = transcript(plat, c.cfg.ip, c.cfg.port);
       SCOPED_TRACE("segments " + std::to_string(shapes[k].segs) + "\n" + dump(t));
-      sc.expect_request_matches(c);
-      sc.expect_rejected_as_planned(c);
+      expect_request_matches(c);
+      expect_rejected_as_planned(sc, c);
       // the request's segments reached the port, in order
       size_t req_segs = 0;
       for (const auto& w : t) {
@@ -644,7 +644,7 @@ TEST_P(SystemCmPeer, SegmentedRequest) {
     }
     EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), sc.conns.size());
     EXPECT_EQ(reg(hal, R::reg::STAT_MPA_ERR), 0u);
-    sc.expect_clean_end();
+    expect_clean_end(sc);
     ct.wants = pcap_wants(sc);
   });
 }
@@ -676,9 +676,9 @@ TEST_P(SystemCmPeer, ExactListenerWinsOverWildcard) {
     for (unsigned i = 0; i < 4; ++i) {
       const Conn& c = sc.conns[i];
       SCOPED_TRACE(dump(transcript(plat, c.cfg.ip, c.cfg.port)));
-      sc.expect_rejected_as_planned(c);
+      expect_rejected_as_planned(sc, c);
       if (i % 2 == 0) {
-        sc.expect_request_matches(c);
+        expect_request_matches(c);
         EXPECT_EQ(c.requests[0].listener, *le);
       } else {
         EXPECT_TRUE(c.requests.empty());
@@ -692,7 +692,7 @@ TEST_P(SystemCmPeer, ExactListenerWinsOverWildcard) {
     }
     EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_AUTO), 2u);
     EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), 2u);
-    sc.expect_clean_end();
+    expect_clean_end(sc);
     for (const auto& [k, v] : pcap_wants(sc)) ct.wants[k] = v;
   });
 }
@@ -722,15 +722,15 @@ TEST_P(SystemCmPeer, AeqFullBackpressure) {
     ASSERT_TRUE(sc.settle(6'000'000)) << sc.status();
     for (const auto& c : sc.conns) {
       SCOPED_TRACE(dump(transcript(plat, c.cfg.ip, c.cfg.port)));
-      sc.expect_request_matches(c);
-      sc.expect_rejected_as_planned(c);
+      expect_request_matches(c);
+      expect_rejected_as_planned(sc, c);
       EXPECT_EQ(c.terminals,
                 std::vector<R::AeqEvent>{expected_terminal(pers(), R::FinPolicy::IRDMA)});
     }
     EXPECT_EQ(reg(hal, R::reg::STATUS) & (1u << 5), 0u);
     EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 24u);
     std::printf("[ stats    ] %s\n", stats_line(dev).c_str());
-    sc.expect_clean_end();
+    expect_clean_end(sc);
     ct.wants = pcap_wants(sc);
   });
 }
@@ -848,7 +848,7 @@ TEST_P(SystemCm, Latency) {
         rows.push_back(row);
         ++i;
       }
-      sc.expect_clean_end();
+      expect_clean_end(sc);
       wants = pcap_wants(sc);
       for (const auto& c : sc.conns) {
         if (c.cfg.peer_port == kPort2) {

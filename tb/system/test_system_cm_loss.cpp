@@ -73,8 +73,8 @@ TEST_P(SystemCmLossPeer, DropFirstReject) {
       const Conn& c = sc.conns[i];
       const auto t = transcript(plat, c.cfg.ip, c.cfg.port);
       SCOPED_TRACE(std::string("policy ") + R::name(pol[i]) + "\n" + dump(t));
-      sc.expect_request_matches(c);
-      sc.expect_rejected_as_planned(c);
+      expect_request_matches(c);
+      expect_rejected_as_planned(sc, c);
       const auto rej = rejects_of(t);
       ASSERT_EQ(rej.size(), 2u);
       EXPECT_EQ(rej[0]->bytes, rej[1]->bytes) << "retransmission not byte-identical";
@@ -97,7 +97,7 @@ TEST_P(SystemCmLossPeer, DropFirstReject) {
     for (const auto& d : plat.dropped_frames()) EXPECT_TRUE(d.scripted);
     EXPECT_EQ(reg(hal, R::reg::STAT_RTX), 2u);
     EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), 2u);
-    sc.expect_clean_end();
+    expect_clean_end(sc);
     ct.wants = pcap_wants(sc);
   });
 }
@@ -109,26 +109,25 @@ TEST_P(SystemCmLoss, DropSynAck) {
   ct.drop = drop_first(sim::Direction::kFromBouncer,
                        [](const Seg& s) { return s.flags == (kSyn | kAck); });
   ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device&, Cm&, Scenario& sc) {
-    sc.run_one(peer_config(0, 1, false, text_pd("again?", 6)), to_bytes(text_pd("no", 2)),
-               2'000'000, 0, [&](const Conn& c, const std::vector<WireSeg>& t) {
-                 std::vector<const WireSeg*> sa;
-                 size_t syns = 0;
-                 for (const auto& w : t) {
-                   if (!w.to_bouncer && w.seg.flags == (kSyn | kAck)) sa.push_back(&w);
-                   if (w.to_bouncer && w.seg.flags == kSyn) ++syns;
-                 }
-                 EXPECT_EQ(syns, 1u) << "the peer should not have needed to resend its SYN";
-                 ASSERT_EQ(sa.size(), 2u);
-                 EXPECT_EQ(sa[0]->bytes, sa[1]->bytes)
-                     << "SYN-ACK retransmission not byte-identical";
-                 expect_gap(sa[1]->first - sa[0]->first, kRto, "SYN-ACK rtx");
-                 EXPECT_EQ(plat.peer(c.peer).outcome().state, peer::State::kDone);
-                 EXPECT_EQ(reg(hal, R::reg::STAT_RTX), 1u);
-                 EXPECT_EQ(reg(hal, R::reg::STAT_SYN_DUP), 0u);
-                 EXPECT_EQ(reg(hal, R::reg::STAT_CONN_ESTABLISHED), 1u);
-                 sc.expect_clean_end();
-                 ct.wants = pcap_wants(sc);
-               });
+    run_one(sc, peer_config(0, 1, false, text_pd("again?", 6)), to_bytes(text_pd("no", 2)),
+            2'000'000, 0, [&](const Conn& c, const std::vector<WireSeg>& t) {
+              std::vector<const WireSeg*> sa;
+              size_t syns = 0;
+              for (const auto& w : t) {
+                if (!w.to_bouncer && w.seg.flags == (kSyn | kAck)) sa.push_back(&w);
+                if (w.to_bouncer && w.seg.flags == kSyn) ++syns;
+              }
+              EXPECT_EQ(syns, 1u) << "the peer should not have needed to resend its SYN";
+              ASSERT_EQ(sa.size(), 2u);
+              EXPECT_EQ(sa[0]->bytes, sa[1]->bytes) << "SYN-ACK retransmission not byte-identical";
+              expect_gap(sa[1]->first - sa[0]->first, kRto, "SYN-ACK rtx");
+              EXPECT_EQ(plat.peer(c.peer).outcome().state, peer::State::kDone);
+              EXPECT_EQ(reg(hal, R::reg::STAT_RTX), 1u);
+              EXPECT_EQ(reg(hal, R::reg::STAT_SYN_DUP), 0u);
+              EXPECT_EQ(reg(hal, R::reg::STAT_CONN_ESTABLISHED), 1u);
+              expect_clean_end(sc);
+              ct.wants = pcap_wants(sc);
+            });
   });
 }
 
@@ -138,26 +137,26 @@ TEST_P(SystemCmLoss, DropHandshakeAck) {
   CmTest ct{.cfg = platform_config(GetParam())};
   ct.drop = drop_first(sim::Direction::kToBouncer, [](const Seg& s) { return s.bare(kAck); });
   ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device&, Cm&, Scenario& sc) {
-    sc.run_one(peer_config(0, 2, true, text_pd("no handshake ack", 48)),
-               to_bytes(text_pd("rejected anyway", 15)), 2'000'000, 0,
-               [&](const Conn& c, const std::vector<WireSeg>& t) {
-                 ASSERT_GE(t.size(), 4u);
-                 EXPECT_TRUE(t[0].to_bouncer && t[0].seg.flags == kSyn);
-                 EXPECT_TRUE(!t[1].to_bouncer && t[1].seg.flags == (kSyn | kAck));
-                 EXPECT_TRUE(t[2].to_bouncer && t[2].seg.mpa_request())
-                     << "the request follows the SYN";
-                 EXPECT_EQ(t[2].seg.ack, t[1].seg.seq + 1);
-                 size_t synacks = 0;
-                 for (const auto& w : t) synacks += !w.to_bouncer && w.seg.flags == (kSyn | kAck);
-                 EXPECT_EQ(synacks, 1u);
-                 ASSERT_EQ(plat.dropped_frames().size(), 1u);
-                 EXPECT_EQ(plat.peer(c.peer).outcome().state, peer::State::kDone);
-                 EXPECT_EQ(reg(hal, R::reg::STAT_CONN_ESTABLISHED), 1u);
-                 EXPECT_EQ(reg(hal, R::reg::STAT_RTX), 0u);
-                 EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), 1u);
-                 sc.expect_clean_end();
-                 ct.wants = pcap_wants(sc);
-               });
+    run_one(sc, peer_config(0, 2, true, text_pd("no handshake ack", 48)),
+            to_bytes(text_pd("rejected anyway", 15)), 2'000'000, 0,
+            [&](const Conn& c, const std::vector<WireSeg>& t) {
+              ASSERT_GE(t.size(), 4u);
+              EXPECT_TRUE(t[0].to_bouncer && t[0].seg.flags == kSyn);
+              EXPECT_TRUE(!t[1].to_bouncer && t[1].seg.flags == (kSyn | kAck));
+              EXPECT_TRUE(t[2].to_bouncer && t[2].seg.mpa_request())
+                  << "the request follows the SYN";
+              EXPECT_EQ(t[2].seg.ack, t[1].seg.seq + 1);
+              size_t synacks = 0;
+              for (const auto& w : t) synacks += !w.to_bouncer && w.seg.flags == (kSyn | kAck);
+              EXPECT_EQ(synacks, 1u);
+              ASSERT_EQ(plat.dropped_frames().size(), 1u);
+              EXPECT_EQ(plat.peer(c.peer).outcome().state, peer::State::kDone);
+              EXPECT_EQ(reg(hal, R::reg::STAT_CONN_ESTABLISHED), 1u);
+              EXPECT_EQ(reg(hal, R::reg::STAT_RTX), 0u);
+              EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), 1u);
+              expect_clean_end(sc);
+              ct.wants = pcap_wants(sc);
+            });
   });
 }
 
@@ -199,8 +198,8 @@ TEST_P(SystemCmRandomLoss, EveryPeerRejected) {
     for (const auto& c : sc.conns) {
       const auto t = transcript(plat, c.cfg.ip, c.cfg.port);
       SCOPED_TRACE(dump(t));
-      sc.expect_request_matches(c);
-      sc.expect_rejected_as_planned(c);
+      expect_request_matches(c);
+      expect_rejected_as_planned(sc, c);
       // one terminal event per rejected node, whichever way it ended
       EXPECT_EQ(c.terminals.size(), 1u);
       closed += !c.terminals.empty() && c.terminals[0] == R::AeqEvent::CLOSED;
@@ -217,7 +216,7 @@ TEST_P(SystemCmRandomLoss, EveryPeerRejected) {
     std::printf("[ stats    ] %s\n", stats_line(dev).c_str());
     EXPECT_GT(ps.wire_dropped_to_bouncer + ps.wire_dropped_from_bouncer, 0u);
     EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), n);
-    sc.expect_clean_end();
+    expect_clean_end(sc);
     ct.wants = pcap_wants(sc);
   });
 }
@@ -267,8 +266,8 @@ TEST_P(SystemCmLoss, SilentPeerRtxExhausted) {
       const Conn& c = sc.conns[i];
       const auto t = transcript(plat, c.cfg.ip, c.cfg.port);
       SCOPED_TRACE(std::string("policy ") + R::name(pol[i]) + "\n" + dump(t));
-      sc.expect_request_matches(c);
-      sc.expect_rejected_as_planned(c);
+      expect_request_matches(c);
+      expect_rejected_as_planned(sc, c);
       const auto rej = rejects_of(t);
       ASSERT_EQ(rej.size(), 1u + kRtxMax);
       for (const auto* r : rej) EXPECT_EQ(r->bytes, rej[0]->bytes);
@@ -307,7 +306,7 @@ TEST_P(SystemCmLoss, SilentPeerRtxExhausted) {
     EXPECT_EQ(reg(hal, R::reg::STAT_RTX_EXHAUSTED), 2u);
     EXPECT_EQ(reg(hal, R::reg::STAT_RST_TX), 2u);
     EXPECT_EQ(cm.stats().terminal.rtx_exhausted, 2u);
-    sc.expect_clean_end();
+    expect_clean_end(sc);
     ct.wants = pcap_wants(sc);
   });
 }

@@ -115,7 +115,7 @@ TEST(SystemCmScale, ThousandConnectionsW64) {
       EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), kN);
       EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), kN);
       EXPECT_EQ(reg(hal, R::reg::STAT_MPA_TIMEOUT), 0u);
-      sc.expect_clean_end();
+      expect_clean_end(sc);
       std::printf("[ scale    ] peer end states:");
       for (const auto& [k, v] : ends) std::printf(" %s %u", k.c_str(), v);
       std::printf("; rejects the application cannot get intact:");
@@ -190,10 +190,10 @@ TEST_P(SystemCmScale, AutoRejectStormWithHostRejects) {
     for (const auto& c : sc.conns) {
       SCOPED_TRACE(ip_str(c.cfg.ip) + ":" + std::to_string(c.cfg.port) + "\n" +
                    dump(transcript(plat, c.cfg.ip, c.cfg.port)));
-      sc.expect_rejected_as_planned(c);
+      expect_rejected_as_planned(sc, c);
       if (c.cfg.peer_port == kPort) {
         ++n_host;
-        sc.expect_request_matches(c);
+        expect_request_matches(c);
         EXPECT_EQ(c.terminals.size(), 1u);
       } else {
         ++n_auto;
@@ -209,7 +209,7 @@ TEST_P(SystemCmScale, AutoRejectStormWithHostRejects) {
     EXPECT_EQ(reg(hal, R::reg::STAT_MPA_REQ), kAuto + kHost);
     EXPECT_EQ(cm.stats().requests, kHost);
     std::printf("[ stats    ] %s\n", stats_line(dev).c_str());
-    sc.expect_clean_end();
+    expect_clean_end(sc);
     for (const auto& [k, v] : pcap_wants(sc)) ct.wants[k] = v;
   });
 }
@@ -250,18 +250,18 @@ TEST_P(SystemCmScalePeer, AutoRejectIrdOrd) {
       const Conn& c = sc.conns[k];
       SCOPED_TRACE("ird " + std::to_string(asks[k].ird) + " ord " + std::to_string(asks[k].ord) +
                    "\n" + dump(transcript(plat, c.cfg.ip, c.cfg.port)));
-      sc.expect_rejected_as_planned(c);
+      expect_rejected_as_planned(sc, c);
       if (asks[k].auto_rej) {
         ++n_auto;
         EXPECT_TRUE(c.requests.empty());
         ct.wants[{c.cfg.ip, c.cfg.port}] = {tmpl, true};
       } else {
-        sc.expect_request_matches(c);
+        expect_request_matches(c);
       }
     }
     EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_AUTO), n_auto);
     EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), sc.conns.size() - n_auto);
-    sc.expect_clean_end();
+    expect_clean_end(sc);
     for (const auto& [k, v] : pcap_wants(sc)) ct.wants[k] = v;
   });
 }
@@ -323,19 +323,19 @@ TEST_P(SystemCmScale, BacklogAutoRejectAndSynDrop) {
       const Conn& c = sc.conns[k];
       SCOPED_TRACE("peer " + std::to_string(k) + "\n" +
                    dump(transcript(plat, c.cfg.ip, c.cfg.port)));
-      sc.expect_rejected_as_planned(c);
+      expect_rejected_as_planned(sc, c);
       if (k >= 2 && k <= 4) {
         EXPECT_TRUE(c.requests.empty());
         ct.wants[{c.cfg.ip, c.cfg.port}] = {tmpl, true};
       } else {
-        sc.expect_request_matches(c);
+        expect_request_matches(c);
       }
     }
     EXPECT_FALSE(sc.conns[late].requests.empty());
     EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_AUTO), 3u);
     EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_HOST), 5u);
     std::printf("[ stats    ] %s\n", stats_line(dev).c_str());
-    sc.expect_clean_end();
+    expect_clean_end(sc);
     for (const auto& [k, v] : pcap_wants(sc)) ct.wants[k] = v;
   });
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 // The hostile-frame matrix (docs/reliability.md "Hostile frames"): the real driver
 // against the verilated core at both widths, the test playing a hostile initiator with frames
-// built here (not by the peer model or the RTL). For every class of bad input, each case
-// asserts exactly:
+// built by golden::build_segment (not by the peer model or the RTL). For every class of bad input,
+// each case asserts exactly:
 //  - which frames leave the TX port (none, or an ACK / RST byte-identical to the golden
 //    control-segment builder, with the right seq/ack);
 //  - how far every STAT_* counter moved (all of them: the ones not named must not move;
@@ -52,89 +52,18 @@ bouncer::DeviceConfig hostile_config() {
 
 // ------------------------------------------------------------------ frame builder
 
-// Everything a hostile initiator may set. Defaults: a well-formed IPv4/TCP segment to
-// kLocalIp:kPort, DF set, IHL from the options, checksums right, padded to 60 bytes.
-struct Frame {
-  std::array<uint8_t, 6> dst_mac = kLocalMac, src_mac{};
-  std::optional<uint16_t> vlan;
-  uint16_t ethertype = 0x0800;
-  uint8_t version = 4;
-  std::optional<uint8_t> ihl;  // IHL nibble; unset: 5 + ip_opts / 4
-  std::vector<uint8_t> ip_opts;
-  uint8_t tos = 0;
-  uint16_t ip_id = 0x4000;
-  uint16_t frag = 0x4000;  // flags + fragment offset: DF
-  uint8_t ttl = 64, proto = 6;
-  uint32_t src_ip = 0, dst_ip = kLocalIp;
-  std::optional<uint16_t> total_len;  // unset: the bytes built
-  uint16_t sport = 0, dport = kPort;
-  uint32_t seq = 0, ack = 0;
-  uint8_t flags = 0;
-  std::optional<uint8_t> doff;  // data offset nibble; unset: 5 + tcp_opts / 4
-  std::vector<uint8_t> tcp_opts;
-  uint16_t window = 0xFFFF;
-  std::vector<uint8_t> payload;
-  uint16_t ip_csum_xor = 0, tcp_csum_xor = 0;  // corrupt the checksums
-  bool pad = true;
+// Everything a hostile initiator may set (golden::SegmentSpec). Defaults: a well-formed
+// IPv4/TCP segment to kLocalIp:kPort, DF set, IHL from the options, checksums right, padded
+// to 60 bytes.
+struct Frame : golden::SegmentSpec {
+  Frame() {
+    dst_mac = kLocalMac;
+    dst_ip = kLocalIp;
+    dport = kPort;
+  }
 };
 
-std::vector<uint8_t> build(const Frame& fr) {
-  std::vector<uint8_t> f;
-  auto p16 = [&](uint16_t v) {
-    f.push_back(static_cast<uint8_t>(v >> 8));
-    f.push_back(static_cast<uint8_t>(v));
-  };
-  auto p32 = [&](uint32_t v) {
-    p16(static_cast<uint16_t>(v >> 16));
-    p16(static_cast<uint16_t>(v));
-  };
-  f.insert(f.end(), fr.dst_mac.begin(), fr.dst_mac.end());
-  f.insert(f.end(), fr.src_mac.begin(), fr.src_mac.end());
-  if (fr.vlan) {
-    p16(0x8100);
-    p16(*fr.vlan);
-  }
-  p16(fr.ethertype);
-  const size_t ip = f.size();
-  const size_t iph = 20 + fr.ip_opts.size();
-  const size_t tcph = 20 + fr.tcp_opts.size();
-  const size_t tcp_len = tcph + fr.payload.size();
-  const uint8_t ihl = fr.ihl.value_or(static_cast<uint8_t>(iph / 4));
-  f.push_back(static_cast<uint8_t>(fr.version << 4 | (ihl & 0xF)));
-  f.push_back(fr.tos);
-  p16(fr.total_len.value_or(static_cast<uint16_t>(iph + tcp_len)));
-  p16(fr.ip_id);
-  p16(fr.frag);
-  f.push_back(fr.ttl);
-  f.push_back(fr.proto);
-  p16(0);
-  p32(fr.src_ip);
-  p32(fr.dst_ip);
-  f.insert(f.end(), fr.ip_opts.begin(), fr.ip_opts.end());
-  const uint16_t ipc =
-      golden::internet_checksum(std::span<const uint8_t>(f.data() + ip, iph)) ^ fr.ip_csum_xor;
-  f[ip + 10] = static_cast<uint8_t>(ipc >> 8);
-  f[ip + 11] = static_cast<uint8_t>(ipc);
-  const size_t t = f.size();
-  p16(fr.sport);
-  p16(fr.dport);
-  p32(fr.seq);
-  p32(fr.ack);
-  f.push_back(static_cast<uint8_t>(fr.doff.value_or(static_cast<uint8_t>(tcph / 4)) << 4));
-  f.push_back(fr.flags);
-  p16(fr.window);
-  p16(0);
-  p16(0);
-  f.insert(f.end(), fr.tcp_opts.begin(), fr.tcp_opts.end());
-  f.insert(f.end(), fr.payload.begin(), fr.payload.end());
-  const uint16_t tc =
-      tcp_pseudo_checksum(fr.src_ip, fr.dst_ip, std::span<const uint8_t>(f).subspan(t, tcp_len)) ^
-      fr.tcp_csum_xor;
-  f[t + 16] = static_cast<uint8_t>(tc >> 8);
-  f[t + 17] = static_cast<uint8_t>(tc);
-  while (fr.pad && f.size() < 60) f.push_back(0);
-  return f;
-}
+std::vector<uint8_t> build(const Frame& fr) { return golden::build_segment(fr); }
 
 // irdma's SYN options: MSS 1460, NOP, WS 7.
 const std::vector<uint8_t> kSynOpts = {2, 4, 0x05, 0xb4, 1, 3, 3, 7};
@@ -415,12 +344,12 @@ void still_works(sim::Platform& plat, bouncer::hal::Device& hal, Device& dev, Cm
   Scenario sc(plat, hal, dev, cm);
   auto cfg = peer_config(n, 2, true, text_pd("after the storm", 21));
   cfg.time_wait_cycles = 4000;
-  sc.run_one(cfg, to_bytes(text_pd("still standing", 14)), 3'000'000, 0,
-             [&](const Conn& c, const std::vector<WireSeg>&) {
-               EXPECT_EQ(c.terminals.size(), 1u);
-               EXPECT_TRUE(c.completion.has_value());
-             });
-  sc.expect_clean_end();
+  run_one(sc, cfg, to_bytes(text_pd("still standing", 14)), 3'000'000, 0,
+          [&](const Conn& c, const std::vector<WireSeg>&) {
+            EXPECT_EQ(c.terminals.size(), 1u);
+            EXPECT_TRUE(c.completion.has_value());
+          });
+  expect_clean_end(sc);
   EXPECT_EQ(dev.cm_conns(), 0u);
 }
 
