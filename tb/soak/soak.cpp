@@ -120,6 +120,8 @@ peer::InitiatorConfig soak_peer(unsigned i, uint16_t listen_port, std::mt19937_6
   pc.rto_cycles = kRto + rng() % kRto;
   pc.max_retransmits = 6;
   pc.time_wait_cycles = 4 * kRto;
+  // Linux's tcp_fin_timeout and Bouncer's FIN_TIMEOUT are both 60 s: the core's test value
+  pc.fin_wait2_cycles = uint64_t{test_timers().fin_timeout} * kTick;
   pc.reply_timeout_cycles = 10 * kRto;
   pc.close_delay_cycles = (rng() % 4 == 0) ? rng() % 20000 : 0;
   pc.fin_after_reject = rng() % 8 != 0;
