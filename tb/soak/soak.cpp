@@ -181,6 +181,14 @@ TEST(Soak, Run) {
   dc.aeq_entries = 1024;
   dc.sq_entries = 256;
   dc.cq_entries = 256;
+  // MPA_REASM_TIMEOUT scaled like the other timers. test_timers() leaves it at its reset tick
+  // count, which is past MPA_TIMEOUT, so a request abandoned after its first piece (the
+  // initiator's RST lies beyond the missing piece and only draws a challenge ACK) would keep
+  // one of the shared reassembly buffers until MPA_TIMEOUT and starve the requests behind it.
+  // Deployed, 2 s covers a Linux initiator's first three retransmissions of a lost piece
+  // (RTO 200 ms after the handshake: 0.2, 0.6, 1.4 s); here 6 RTO_INIT covers a soak peer's
+  // first two (RTO 1-2 RTO_INIT: at most 2 and 6 RTO_INIT after the piece).
+  dc.timers->mpa_reasm_timeout = 6 * kRtoTicks;
   with_cm(plat, dc, [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {
     auto lo_host = listen_options();
     ASSERT_TRUE(cm.listen(kLocalIp, kPort, lo_host).ok());
