@@ -130,9 +130,11 @@ peer::InitiatorConfig soak_peer(unsigned i, uint16_t listen_port, std::mt19937_6
 
 // The share (%) of well-behaved peers that must get their reject at `loss` % per direction.
 // A peer sends its request up to 7 times and the core its reject up to RTX_MAX + 1 times, so
-// the reject is lost for good only when a whole run of transmissions is; what the bounds leave
-// is peers whose reply timer runs out while the core is slowed by backpressure and memory
-// latency. Measured shares: docs/reliability.md "Figures".
+// the reject is lost for good only when a whole run of transmissions is. What the bounds leave:
+// rejects with FIN policy ABORT, sent once with the RST right behind them (about a third of the
+// host's rejects, so about loss / 4 of the well-behaved peers), and requests that get through
+// only after the peer's reply timeout because their segments found all MPA reassembly buffers
+// taken (STAT_OOW). Measured shares: docs/reliability.md "Figures".
 unsigned liveness_bound(unsigned loss) {
   if (loss == 0) return 100;
   if (loss <= 5) return 97;
