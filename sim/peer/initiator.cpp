@@ -197,6 +197,7 @@ Initiator::Initiator(InitiatorConfig cfg)
       reply_deadline_(kOff),
       close_deadline_(kOff),
       tw_deadline_(kOff),
+      fw2_deadline_(kOff),
       rto_cur_(cfg_.rto_cycles) {
   if (cfg_.rto_cycles == 0) throw std::invalid_argument("bouncer::peer: rto_cycles is 0");
   req_ = build_request(rev_, enh_, true);
@@ -251,7 +252,7 @@ bool Initiator::awaiting_reply() const { return out_.state == State::kEstablishe
 
 uint64_t Initiator::next_deadline() const {
   if (!txq_.empty()) return last_cycle_;
-  return std::min({rto_deadline_, reply_deadline_, close_deadline_, tw_deadline_});
+  return std::min({rto_deadline_, reply_deadline_, close_deadline_, tw_deadline_, fw2_deadline_});
 }
 
 uint32_t Initiator::rcv_wnd() const {
@@ -411,7 +412,8 @@ void Initiator::start(uint64_t cycle) {
 void Initiator::advance(uint64_t cycle) {
   last_cycle_ = std::max(last_cycle_, cycle);
   for (;;) {
-    const uint64_t t = std::min({rto_deadline_, reply_deadline_, close_deadline_, tw_deadline_});
+    const uint64_t t =
+        std::min({rto_deadline_, reply_deadline_, close_deadline_, tw_deadline_, fw2_deadline_});
     if (t == kOff || t > cycle) return;
     // A timer fires at its own deadline, so late polling does not shift the schedule.
     if (t == rto_deadline_) {
@@ -421,6 +423,11 @@ void Initiator::advance(uint64_t cycle) {
       on_reply_timeout(t);
     } else if (t == close_deadline_) {
       close(t);
+    } else if (t == fw2_deadline_) {
+      // tcp_fin_timeout: the orphaned socket gives up waiting for the peer's FIN, silently
+      fw2_deadline_ = kOff;
+      if (out_.error.empty()) out_.error = "no FIN from the peer within fin_wait2_cycles";
+      finish(State::kFailed, t);
     } else {
       tw_deadline_ = kOff;
       finish(State::kDone, t);
@@ -531,7 +538,7 @@ std::optional<std::vector<uint8_t>> Initiator::poll_tx(uint64_t cycle) {
 void Initiator::finish(State s, uint64_t cycle) {
   out_.state = s;
   out_.closed_cycle = cycle;
-  rto_deadline_ = reply_deadline_ = close_deadline_ = tw_deadline_ = kOff;
+  rto_deadline_ = reply_deadline_ = close_deadline_ = tw_deadline_ = fw2_deadline_ = kOff;
   rtxq_.clear();
   ooo_.clear();
 }
@@ -783,7 +790,7 @@ void Initiator::retry_v1(uint64_t cycle) {
   snd_wnd_ = 0;
   ws_ok_ = false;
   fin_sent_ = false;
-  rto_deadline_ = reply_deadline_ = close_deadline_ = tw_deadline_ = kOff;
+  rto_deadline_ = reply_deadline_ = close_deadline_ = tw_deadline_ = fw2_deadline_ = kOff;
   rto_cur_ = cfg_.rto_cycles;
   backoff_ = 0;
   req_out_ = false;
@@ -925,6 +932,7 @@ void Initiator::on_segment(const Rx& s, uint64_t cycle) {
     rtxq_.clear();
     rto_deadline_ = kOff;
     tw_deadline_ = cycle + cfg_.time_wait_cycles;
+    fw2_deadline_ = kOff;
   };
   switch (prev) {
     case State::kReplyReceived:
@@ -941,6 +949,7 @@ void Initiator::on_segment(const Rx& s, uint64_t cycle) {
           enter_time_wait();
         } else {
           out_.state = State::kFinWait2;
+          if (cfg_.fin_wait2_cycles != 0) fw2_deadline_ = cycle + cfg_.fin_wait2_cycles;
         }
       } else if (fin_now) {
         out_.state = State::kClosing;

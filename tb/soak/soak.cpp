@@ -120,6 +120,8 @@ peer::InitiatorConfig soak_peer(unsigned i, uint16_t listen_port, std::mt19937_6
   pc.rto_cycles = kRto + rng() % kRto;
   pc.max_retransmits = 6;
   pc.time_wait_cycles = 4 * kRto;
+  // Linux's tcp_fin_timeout and Bouncer's FIN_TIMEOUT are both 60 s: the core's test value
+  pc.fin_wait2_cycles = uint64_t{test_timers().fin_timeout} * kTick;
   pc.reply_timeout_cycles = 10 * kRto;
   pc.close_delay_cycles = (rng() % 4 == 0) ? rng() % 20000 : 0;
   pc.fin_after_reject = rng() % 8 != 0;
@@ -128,9 +130,11 @@ peer::InitiatorConfig soak_peer(unsigned i, uint16_t listen_port, std::mt19937_6
 
 // The share (%) of well-behaved peers that must get their reject at `loss` % per direction.
 // A peer sends its request up to 7 times and the core its reject up to RTX_MAX + 1 times, so
-// the reject is lost for good only when a whole run of transmissions is; what the bounds leave
-// is peers whose reply timer runs out while the core is slowed by backpressure and memory
-// latency. Measured shares: docs/reliability.md "Figures".
+// the reject is lost for good only when a whole run of transmissions is. What the bounds leave:
+// rejects with FIN policy ABORT, sent once with the RST right behind them (about a third of the
+// host's rejects, so about loss / 4 of the well-behaved peers), and requests that get through
+// only after the peer's reply timeout because their segments found all MPA reassembly buffers
+// taken (STAT_OOW). Measured shares: docs/reliability.md "Figures".
 unsigned liveness_bound(unsigned loss) {
   if (loss == 0) return 100;
   if (loss <= 5) return 97;
@@ -179,6 +183,14 @@ TEST(Soak, Run) {
   dc.aeq_entries = 1024;
   dc.sq_entries = 256;
   dc.cq_entries = 256;
+  // MPA_REASM_TIMEOUT scaled like the other timers. test_timers() leaves it at its reset tick
+  // count, which is past MPA_TIMEOUT, so a request abandoned after its first piece (the
+  // initiator's RST lies beyond the missing piece and only draws a challenge ACK) would keep
+  // one of the shared reassembly buffers until MPA_TIMEOUT and starve the requests behind it.
+  // Deployed, 2 s covers a Linux initiator's first three retransmissions of a lost piece
+  // (RTO 200 ms after the handshake: 0.2, 0.6, 1.4 s); here 6 RTO_INIT covers a soak peer's
+  // first two (RTO 1-2 RTO_INIT: at most 2 and 6 RTO_INIT after the piece).
+  dc.timers->mpa_reasm_timeout = 6 * kRtoTicks;
   with_cm(plat, dc, [&](bouncer::hal::Device& hal, Device& dev, Cm& cm) {
     auto lo_host = listen_options();
     ASSERT_TRUE(cm.listen(kLocalIp, kPort, lo_host).ok());

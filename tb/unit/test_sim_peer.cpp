@@ -1216,6 +1216,41 @@ TEST(SimPeer, FaultNoRequestThenReplyTimeout) {
   EXPECT_EQ(x.ini.outcome().app_cycle, est + kReplyTimeout);
 }
 
+// After its reply timeout siw closes with FIN; Bouncer acknowledges it, and its own reject
+// and RST never arrive (lost on the wire): FIN_WAIT2 ends after fin_wait2_cycles
+// (tcp_fin_timeout of the orphaned socket), silently, so the initiator finishes.
+TEST(SimPeer, FinWait2TimesOutWithoutPeerFin) {
+  P::InitiatorConfig c = base_config();
+  c.fin_wait2_cycles = 7 * kRto;
+  Exchange x(c);
+  ASSERT_NO_FATAL_FAILURE(x.connect());
+  auto out = x.tick();  // the reply timeout
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].flags, P::kTcpFin | P::kTcpAck);
+  for (const Seg& s : out) x.rsp.take(s);
+  EXPECT_TRUE(x.deliver(x.rsp.ack()).empty());
+  ASSERT_EQ(x.ini.state(), State::kFinWait2);
+  const uint64_t fw2 = x.cycle;
+  EXPECT_EQ(x.ini.next_deadline(), fw2 + 7 * kRto);
+  EXPECT_TRUE(x.tick().empty());
+  EXPECT_EQ(x.ini.state(), State::kFailed);
+  EXPECT_TRUE(x.ini.finished());
+  EXPECT_EQ(x.ini.outcome().closed_cycle, fw2 + 7 * kRto);
+  EXPECT_FALSE(x.ini.outcome().rst_sent);
+  EXPECT_NE(x.ini.outcome().error.find("reply"), std::string::npos);  // the first error
+  EXPECT_EQ(x.ini.next_deadline(), UINT64_MAX);
+
+  // 0: FIN_WAIT2 waits for the peer's FIN forever
+  c.fin_wait2_cycles = 0;
+  Exchange y(c);
+  ASSERT_NO_FATAL_FAILURE(y.connect());
+  out = y.tick();
+  for (const Seg& s : out) y.rsp.take(s);
+  y.deliver(y.rsp.ack());
+  ASSERT_EQ(y.ini.state(), State::kFinWait2);
+  EXPECT_EQ(y.ini.next_deadline(), UINT64_MAX);
+}
+
 TEST(SimPeer, SynRetransmitExhaustionFails) {
   Exchange x(base_config());  // max_retransmits 5
   x.ini.start(0);

@@ -112,6 +112,11 @@ struct InitiatorConfig {
   // Extensions (not in the original brief):
   uint64_t time_wait_cycles = 500'000;  // TIME_WAIT length (2 * the default rto)
   uint64_t close_delay_cycles = 0;      // application think time between the reply and our close
+  // FIN_WAIT2 length: our FIN is acknowledged but the peer's FIN does not come (it was lost
+  // for good, or the peer ended the connection with a RST that was lost). Linux closes an
+  // orphaned socket (siw releases its socket when it closes) after tcp_fin_timeout, 60 s;
+  // the default is 60 * the default rto. kFailed, silently. 0 waits forever.
+  uint64_t fin_wait2_cycles = 15'000'000;
   // No MPA reply this long after the request (or the handshake, for kNoRequest): the
   // personality's timeout (siw: UNREACHABLE and FIN; cxgb4: UNREACHABLE and RST). siw's
   // MPAREQ_TIMEOUT is 10 s, cxgb4's ep_timeout_secs 60 s; the default is 10 * rto
@@ -161,7 +166,8 @@ enum class State {
   kAborted,  // we sent a RST (after a reject: cxgb4 always, siw with fin_after_reject ==
              // false or unread data; kRstAfter* faults)
   kFailed,   // the personality refused the reply or timed out and sent RST, or the
-             // retransmissions ran out (RST: irdma; nothing: Linux TCP); see Outcome::error
+             // retransmissions ran out (RST: irdma; nothing: Linux TCP), or FIN_WAIT2 lasted
+             // fin_wait2_cycles (nothing sent); see Outcome::error
 };
 
 const char* to_string(State s);
@@ -333,7 +339,7 @@ class Initiator {
   bool fin_sent_ = false;
   uint32_t fin_seq_ = 0;
   // timers (UINT64_MAX = off)
-  uint64_t rto_deadline_, reply_deadline_, close_deadline_, tw_deadline_;
+  uint64_t rto_deadline_, reply_deadline_, close_deadline_, tw_deadline_, fw2_deadline_;
   uint64_t rto_cur_;
   unsigned backoff_ = 0;
   uint64_t last_cycle_ = 0;
