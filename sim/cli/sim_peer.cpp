@@ -22,6 +22,7 @@
 #include "bouncer/cm.hpp"
 #include "bouncer/device.hpp"
 #include "bouncer/sim/platform.hpp"
+#include "bouncer/sim/tcp_frame.hpp"
 #include "sim_cmd.hpp"
 
 namespace bouncer::cli {
@@ -75,38 +76,13 @@ std::vector<uint8_t> to_u8(std::span<const std::byte> s) {
   return v;
 }
 
-// Destination IPv4/port of a frame and whether its TCP payload is an MPA reply (a reject from
-// us). Ethernet with an optional 802.1Q tag, IPv4, TCP.
-struct FrameInfo {
-  uint32_t dst_ip = 0;
-  uint16_t dst_port = 0;
-  bool mpa_reply = false;
-};
-std::optional<FrameInfo> parse(const std::vector<uint8_t>& f) {
-  size_t off = 12;
-  if (f.size() < 14) return std::nullopt;
-  uint16_t type = static_cast<uint16_t>(f[off] << 8 | f[off + 1]);
-  off += 2;
-  if (type == 0x8100) {
-    if (f.size() < 18) return std::nullopt;
-    type = static_cast<uint16_t>(f[off + 2] << 8 | f[off + 3]);
-    off += 4;
-  }
-  if (type != 0x0800 || f.size() < off + 20 || f[off + 9] != 6) return std::nullopt;
-  const size_t ihl = size_t{f[off] & 0x0Fu} * 4;
-  const size_t ip_len = static_cast<size_t>(f[off + 2] << 8 | f[off + 3]);
-  FrameInfo fi;
-  fi.dst_ip = static_cast<uint32_t>(f[off + 16]) << 24 | static_cast<uint32_t>(f[off + 17]) << 16 |
-              static_cast<uint32_t>(f[off + 18]) << 8 | f[off + 19];
-  const size_t tcp = off + ihl;
-  if (f.size() < tcp + 20) return std::nullopt;
-  fi.dst_port = static_cast<uint16_t>(f[tcp + 2] << 8 | f[tcp + 3]);
-  const size_t payload = tcp + static_cast<size_t>(f[tcp + 12] >> 4) * 4;
-  const size_t end = std::min(f.size(), off + ip_len);
+// Whether a frame is an MPA reply (a reject from us) to `to`.
+bool mpa_reply_to(std::span<const uint8_t> f, const sim::TcpEndpoint& to) {
   static constexpr char kKey[] = "MPA ID Rep Frame";
-  fi.mpa_reply =
-      end >= payload + 16 && std::memcmp(f.data() + payload, kKey, sizeof(kKey) - 1) == 0;
-  return fi;
+  if (sim::tcp_destination(f) != to) return false;
+  const auto payload = sim::tcp_payload(f);
+  return payload.size() >= sizeof(kKey) - 1 &&
+         std::memcmp(payload.data(), kKey, sizeof(kKey) - 1) == 0;
 }
 
 struct Conn {
@@ -357,8 +333,7 @@ int run_peer_mode(const SimOptions& o) {
       // The first reject frame sent to this peer.
       uint64_t reject_first = 0;
       for (const auto& f : tx) {
-        auto fi = parse(f.bytes);
-        if (fi && fi->mpa_reply && fi->dst_ip == c.ip && fi->dst_port == c.port) {
+        if (mpa_reply_to(f.bytes, sim::TcpEndpoint{c.ip, c.port})) {
           reject_first = f.first_cycle;
           break;
         }

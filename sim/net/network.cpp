@@ -18,9 +18,13 @@ uint32_t rd32(std::span<const uint8_t> b, size_t o) {
 constexpr uint16_t kEtherIpv4 = 0x0800;
 constexpr uint16_t kEtherVlan = 0x8100;
 constexpr uint8_t kIpProtoTcp = 6;
-}  // namespace
 
-std::optional<TcpEndpoint> tcp_destination(std::span<const uint8_t> f) {
+// Offsets of the IPv4 header (l3) and the TCP header (l4) of an IPv4/TCP frame with at least
+// the TCP ports, or nullopt (tcp_destination's rules).
+struct Layers {
+  size_t l3 = 0, l4 = 0;
+};
+std::optional<Layers> layers(std::span<const uint8_t> f) {
   if (f.size() < 14) return std::nullopt;
   size_t l3 = 14;
   uint16_t type = rd16(f, 12);
@@ -37,7 +41,24 @@ std::optional<TcpEndpoint> tcp_destination(std::span<const uint8_t> f) {
   if ((rd16(f, l3 + 6) & 0x1FFFu) != 0) return std::nullopt;  // not the first fragment
   const size_t l4 = l3 + ihl;
   if (f.size() < l4 + 4) return std::nullopt;
-  return TcpEndpoint{rd32(f, l3 + 16), rd16(f, l4 + 2)};
+  return Layers{l3, l4};
+}
+
+}  // namespace
+
+std::optional<TcpEndpoint> tcp_destination(std::span<const uint8_t> f) {
+  const auto l = layers(f);
+  if (!l) return std::nullopt;
+  return TcpEndpoint{rd32(f, l->l3 + 16), rd16(f, l->l4 + 2)};
+}
+
+std::span<const uint8_t> tcp_payload(std::span<const uint8_t> f) {
+  const auto l = layers(f);
+  if (!l || f.size() < l->l4 + 20) return {};
+  const size_t start = l->l4 + static_cast<size_t>(f[l->l4 + 12] >> 4) * 4;
+  const size_t end = std::min(f.size(), l->l3 + size_t{rd16(f, l->l3 + 2)});
+  if (end <= start) return {};
+  return f.subspan(start, end - start);
 }
 
 Network::Network(const NetworkConfig& cfg, DeliverFn to_bouncer)

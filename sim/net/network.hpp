@@ -24,20 +24,10 @@
 
 #include "bouncer/peer/initiator.hpp"
 #include "bouncer/sim/platform.hpp"
+#include "bouncer/sim/tcp_frame.hpp"
 #include "net/wire.hpp"
 
 namespace bouncer::sim {
-
-// Destination of an Ethernet frame: IPv4 address and TCP port (host order).
-struct TcpEndpoint {
-  uint32_t ip = 0;
-  uint16_t port = 0;
-  bool operator==(const TcpEndpoint&) const = default;
-};
-
-// Parses Ethernet II, an optional 802.1Q tag, IPv4 (any IHL) and the TCP destination port.
-// nullopt if the frame is not IPv4/TCP, is truncated, or is a non-first IPv4 fragment.
-std::optional<TcpEndpoint> tcp_destination(std::span<const uint8_t> frame);
 
 struct NetworkConfig {
   WireConfig to_bouncer;

@@ -355,6 +355,25 @@ TEST(SimNetUnitWire, DelayFifoAndScriptedDrops) {
 
 // ------------------------------------------------------------------ dispatcher, core-free
 
+TEST(SimNetUnitDispatch, TcpPayloadEndsWithTheIpv4Datagram) {
+  auto c = peer_cfg(3, 1000);
+  const Bytes f = syn_ack_for(c, 0x5000);
+  EXPECT_TRUE(bouncer::sim::tcp_payload(f).empty()) << "a SYN-ACK carries no data";
+  // 5 bytes of data, then 3 bytes of Ethernet padding the IPv4 total length leaves out.
+  Bytes d = f;
+  const size_t tot = (size_t{d[16]} << 8 | d[17]) + 5;
+  d[16] = static_cast<uint8_t>(tot >> 8);
+  d[17] = static_cast<uint8_t>(tot);
+  d.insert(d.end(), {'M', 'P', 'A', '!', '?', 0, 0, 0});
+  const auto pl = bouncer::sim::tcp_payload(d);
+  EXPECT_EQ(Bytes(pl.begin(), pl.end()), (Bytes{'M', 'P', 'A', '!', '?'}));
+  Bytes udp = d;
+  udp[23] = 17;
+  EXPECT_TRUE(bouncer::sim::tcp_payload(udp).empty());
+  d.resize(14 + 20 + 10);  // the TCP header cut short
+  EXPECT_TRUE(bouncer::sim::tcp_payload(d).empty());
+}
+
 TEST(SimNetUnitDispatch, TcpDestinationParsesEthVlanIpv4Tcp) {
   auto c = peer_cfg(3, 1000);
   const Bytes f = syn_ack_for(c, 0x5000);
