@@ -1,28 +1,14 @@
-host/bouncer_regs_pkg.sv
-common/bouncer_util_pkg.sv
-common/bouncer_rr_arbiter.sv
-common/bouncer_eq_sliced.sv
-common/bouncer_axis_frame_fifo.sv
-host/bouncer_axil_regs.sv
-host/bouncer_dma_rd.sv
-host/bouncer_dma_wr.sv
-host/bouncer_cq_writer.sv
-host/bouncer_cqp_engine.sv
-host/bouncer_sq_engine.sv
-rx/bouncer_rx_parser.sv
-rx/bouncer_mpa_req_asm.sv
-cm/bouncer_cm_ctx_table.sv
-cm/bouncer_conn_table.sv
-cm/bouncer_id_alloc.sv
-cm/bouncer_cm_timer.sv
-cm/bouncer_listener_table.sv
-cm/bouncer_isn_hash.sv
-cm/bouncer_cm_engine.sv
-tx/bouncer_mpa_reject_builder.sv
-tx/bouncer_tcp_ctrl_builder.sv
-tx/bouncer_tx_arb.sv
-top/bouncer_probe.sv
-top/bouncer_core.sv
-common/bouncer_reset_sync.sv
-common/bouncer_axis_async_fifo.sv
-kernel/bouncer_kernel.sv
+# Every RTL source, in dependency order (packages before their users): the packages, then one
+# list per block, each in its block's directory (rtl/common/ has two: its shared blocks and the
+# kernel's clock-domain crossings). Paths are relative to the list that names them, as
+# Verilator's -F reads them (`verilator -F rtl/sources.f` works as is). Consumers that need
+# fewer blocks read the lists in this order.
+-F packages.f
+-F common/common.f
+-F host/host.f
+-F rx/rx.f
+-F cm/cm.f
+-F tx/tx.f
+-F top/top.f
+-F common/cdc.f
+-F kernel/kernel.f

@@ -119,8 +119,13 @@ if [ "$shard" = 1 ]; then
   if [ "$mode" != tiny ] && command -v yosys >/dev/null; then
     echo "== probe cost (yosys synth_xilinx -family xcup of bouncer_probe)"
     raw_abs=$(cd "$raw" && pwd)
+    # bouncer_probe's own sources only (scripts/rtl_needed.py): the netlist depends on what
+    # Yosys read
+    # shellcheck source=scripts/rtl_files.sh
+    probe_srcs=$(source "$root/scripts/rtl_files.sh" && rtl_f_files "$root/rtl/sources.f" \
+      | xargs python3 "$root/scripts/rtl_needed.py" --module bouncer_probe -- | tr '\n' ' ')
     for w in 64 512; do
-      (cd "$root/rtl" && yosys -q -p "read_verilog -sv host/bouncer_regs_pkg.sv top/bouncer_probe.sv; chparam -set DATA_W $w bouncer_probe; synth_xilinx -family xcup -top bouncer_probe -flatten -noiopad -noclkbuf; tee -o $raw_abs/probe_stat_w$w.txt stat" >/dev/null)
+      yosys -q -p "read_verilog -sv $probe_srcs; chparam -set DATA_W $w bouncer_probe; synth_xilinx -family xcup -top bouncer_probe -flatten -noiopad -noclkbuf; tee -o $raw_abs/probe_stat_w$w.txt stat" >/dev/null
       awk -v w="$w" '$1 ~ /^(LUT|FD|RAM|CARRY|MUXF)/ && $2 ~ /^[0-9]+$/ { print w, $1, $2 }' \
         "$raw/probe_stat_w$w.txt" >>"$raw/probe_cost.txt"
     done

@@ -25,39 +25,45 @@
 # Exit 0 when every harness passes and every mutant fails; prints one line per check.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/rtl_files.sh
+source "$root/scripts/rtl_files.sh"
 
-# name | top | depth | quick depth | sources (relative to the repository)
+# name | top | depth | quick depth | extra modules
+# The RTL a harness reads: the sources of rtl/sources.f its top needs (scripts/rtl_needed.py),
+# in list order, plus the sources of the extra modules. Only those: the SMT model Yosys writes,
+# and z3's time on it, depend on everything Yosys has read.
 checks=(
-  "axis_frame_fifo|formal_axis_frame_fifo|16|8|rtl/common/bouncer_axis_frame_fifo.sv"
-  "tx_arb|formal_tx_arb|12|7|rtl/common/bouncer_rr_arbiter.sv rtl/tx/bouncer_tx_arb.sv"
-  "rr_arbiter|formal_rr_arbiter|12|6|rtl/common/bouncer_rr_arbiter.sv"
-  "cq_writer|formal_cq_writer|16|8|rtl/host/bouncer_regs_pkg.sv rtl/host/bouncer_cq_writer.sv"
-  "sq_engine|formal_sq_engine|12|6|rtl/host/bouncer_regs_pkg.sv rtl/common/bouncer_util_pkg.sv rtl/common/bouncer_rr_arbiter.sv rtl/common/bouncer_eq_sliced.sv rtl/host/bouncer_sq_engine.sv"
-  "axil_regs|formal_axil_regs|10|5|rtl/host/bouncer_regs_pkg.sv rtl/common/bouncer_util_pkg.sv rtl/host/bouncer_axil_regs.sv"
-  "axil_db|formal_axil_db|7|4|rtl/host/bouncer_regs_pkg.sv rtl/common/bouncer_util_pkg.sv rtl/host/bouncer_axil_regs.sv"
-  "tcp_ctrl_builder|formal_tcp_ctrl_builder|14|7|rtl/common/bouncer_util_pkg.sv rtl/tx/bouncer_tcp_ctrl_builder.sv"
-  "mpa_reject_builder|formal_mpa_reject_builder|14|7|rtl/host/bouncer_regs_pkg.sv rtl/common/bouncer_util_pkg.sv rtl/tx/bouncer_mpa_reject_builder.sv"
+  "axis_frame_fifo|formal_axis_frame_fifo|16|8|"
+  "tx_arb|formal_tx_arb|12|7|"
+  "rr_arbiter|formal_rr_arbiter|12|6|"
+  "cq_writer|formal_cq_writer|16|8|"
+  "sq_engine|formal_sq_engine|12|6|"
+  "axil_regs|formal_axil_regs|10|5|bouncer_util_pkg"
+  "axil_db|formal_axil_db|7|4|bouncer_util_pkg"
+  "tcp_ctrl_builder|formal_tcp_ctrl_builder|14|7|"
+  "mpa_reject_builder|formal_mpa_reject_builder|14|7|"
 )
-# mutant name | harness | RTL file | sed expression | what it breaks
+# mutant name | harness | RTL file (its name among the harness's sources) | sed expression |
+# what it breaks
 # Cover runs deeper than the assertion run where a state the assertions are about needs more
 # cycles to reach than the BMC depth affords (cover mode is cheaper: it stops at each hit).
 declare -A cover_depth=(
   [cq_writer]=24  # a write on lap 1 (polarity 0) needs a 4-entry ring written once
 )
 mutants=(
-  "tx_arb_no_skid|tx_arb|rtl/tx/bouncer_tx_arb.sv|s/assign in_ready = !skid_v_q;/assign in_ready = 1'b1;/|input taken while the skid register is full: the held output beat is overwritten"
-  "cq_writer_no_full|cq_writer|rtl/host/bouncer_cq_writer.sv|s/assign dma_valid = s_cqe_valid \&\& !busy_q \&\& !full_q \&\&/assign dma_valid = s_cqe_valid \&\& !busy_q \&\&/|writes while the ring is full: overruns an entry the host has not consumed"
-  "cq_writer_no_settle|cq_writer|rtl/host/bouncer_cq_writer.sv|s/ \&\& (settle_q == 2'd0);/;/|offers a write in the cycle after the tail moved, on a full flag computed from the old tail: overruns the ring when that completion filled it"
-  "rr_arbiter_repeat|rr_arbiter|rtl/common/bouncer_rr_arbiter.sv|s/(W'(i) > last_q)/(W'(i) >= last_q)/|the last winner may win again while others wait: not round robin"
-  "sq_engine_pol_early|sq_engine|rtl/host/bouncer_sq_engine.sv|s/\& cur_mask_q) == 15'd0) pol_q\[n\]/\& cur_mask_q) == 15'd1) pol_q[n]/|the expected polarity flips at index 1 instead of at the wrap to 0: good WQEs are taken as stale"
-  "sq_engine_overrun|sq_engine|rtl/host/bouncer_sq_engine.sv|s/assign pending\[n\] = !pi_eq;/assign pending[n] = 1'b1;/|an SQ counts as pending without a posted WQE: the engine consumes slots past PI"
-  "sq_engine_push_stale|sq_engine|rtl/host/bouncer_sq_engine.sv|s/push_chk_q\[n\]  <= wqe_verdict(push_cond_q\[n\], pol_q\[n\]);/push_chk_q[n]  <= wqe_verdict(push_cond_q[n], ~pol_q[n]);/|the push-ahead check compares VALID with the inverted polarity: a good pushed WQE completes as stale, a stale one goes out"
-  "axil_regs_no_lap|axil_db|rtl/host/bouncer_axil_regs.sv|s/lap    = !in_iv;/lap    = 1'b0;/|no lap check: a doorbell that posts more WQEs than the ring has free slots is accepted, the pending count wraps and WQEs are lost"
-  "axil_regs_bvalid_drop|axil_regs|rtl/host/bouncer_axil_regs.sv|s/if (s_axil_bready) bvalid_q <= 1'b0;/bvalid_q <= 1'b0;/|bvalid dropped without bready: a write response is lost"
-  "reject_builder_fin_every_segment|mpa_reject_builder|rtl/tx/bouncer_mpa_reject_builder.sv|s/tfin_q <= last_q \&\& fin_q;/tfin_q <= fin_q;/|the FIN goes in every segment of a split reject: the peer takes the first as the end of the stream"
-  "axis_frame_fifo_no_drop_pulse|axis_frame_fifo|rtl/common/bouncer_axis_frame_fifo.sv|s/drop_d     = 1'b1;/drop_d     = 1'b0;/|a frame that finds the FIFO full is discarded without its drop_frame pulse: the RX counters and the parser never learn of it"
-  "tcp_ctrl_builder_no_tlast|tcp_ctrl_builder|rtl/tx/bouncer_tcp_ctrl_builder.sv|s/out_last_q <= (k_q + KW'(1) == nb_q);/out_last_q <= (k_q == nb_q);/|tlast never set on the last beat: frames run into each other on the TX stream"
-  "axil_soft_reset_stale_limit|axil_db|rtl/host/bouncer_axil_regs.sv|s/sq_lim_q\[n\]      <= 16'd1 << (any_rst ?/sq_lim_q[n]      <= 16'd1 << (rst ?/|CTRL.RESET's state reset leaves the old ring size in the doorbell check for a cycle: a doorbell passes against a ring that is gone"
+  "tx_arb_no_skid|tx_arb|bouncer_tx_arb.sv|s/assign in_ready = !skid_v_q;/assign in_ready = 1'b1;/|input taken while the skid register is full: the held output beat is overwritten"
+  "cq_writer_no_full|cq_writer|bouncer_cq_writer.sv|s/assign dma_valid = s_cqe_valid \&\& !busy_q \&\& !full_q \&\&/assign dma_valid = s_cqe_valid \&\& !busy_q \&\&/|writes while the ring is full: overruns an entry the host has not consumed"
+  "cq_writer_no_settle|cq_writer|bouncer_cq_writer.sv|s/ \&\& (settle_q == 2'd0);/;/|offers a write in the cycle after the tail moved, on a full flag computed from the old tail: overruns the ring when that completion filled it"
+  "rr_arbiter_repeat|rr_arbiter|bouncer_rr_arbiter.sv|s/(W'(i) > last_q)/(W'(i) >= last_q)/|the last winner may win again while others wait: not round robin"
+  "sq_engine_pol_early|sq_engine|bouncer_sq_engine.sv|s/\& cur_mask_q) == 15'd0) pol_q\[n\]/\& cur_mask_q) == 15'd1) pol_q[n]/|the expected polarity flips at index 1 instead of at the wrap to 0: good WQEs are taken as stale"
+  "sq_engine_overrun|sq_engine|bouncer_sq_engine.sv|s/assign pending\[n\] = !pi_eq;/assign pending[n] = 1'b1;/|an SQ counts as pending without a posted WQE: the engine consumes slots past PI"
+  "sq_engine_push_stale|sq_engine|bouncer_sq_engine.sv|s/push_chk_q\[n\]  <= wqe_verdict(push_cond_q\[n\], pol_q\[n\]);/push_chk_q[n]  <= wqe_verdict(push_cond_q[n], ~pol_q[n]);/|the push-ahead check compares VALID with the inverted polarity: a good pushed WQE completes as stale, a stale one goes out"
+  "axil_regs_no_lap|axil_db|bouncer_axil_regs.sv|s/lap    = !in_iv;/lap    = 1'b0;/|no lap check: a doorbell that posts more WQEs than the ring has free slots is accepted, the pending count wraps and WQEs are lost"
+  "axil_regs_bvalid_drop|axil_regs|bouncer_axil_regs.sv|s/if (s_axil_bready) bvalid_q <= 1'b0;/bvalid_q <= 1'b0;/|bvalid dropped without bready: a write response is lost"
+  "reject_builder_fin_every_segment|mpa_reject_builder|bouncer_mpa_reject_builder.sv|s/tfin_q <= last_q \&\& fin_q;/tfin_q <= fin_q;/|the FIN goes in every segment of a split reject: the peer takes the first as the end of the stream"
+  "axis_frame_fifo_no_drop_pulse|axis_frame_fifo|bouncer_axis_frame_fifo.sv|s/drop_d     = 1'b1;/drop_d     = 1'b0;/|a frame that finds the FIFO full is discarded without its drop_frame pulse: the RX counters and the parser never learn of it"
+  "tcp_ctrl_builder_no_tlast|tcp_ctrl_builder|bouncer_tcp_ctrl_builder.sv|s/out_last_q <= (k_q + KW'(1) == nb_q);/out_last_q <= (k_q == nb_q);/|tlast never set on the last beat: frames run into each other on the TX stream"
+  "axil_soft_reset_stale_limit|axil_db|bouncer_axil_regs.sv|s/sq_lim_q\[n\]      <= 16'd1 << (any_rst ?/sq_lim_q[n]      <= 16'd1 << (rst ?/|CTRL.RESET's state reset leaves the old ring size in the doorbell check for a cycle: a doorbell passes against a ring that is gone"
 )
 
 quick=0; only=""; list=0; work=""
@@ -93,6 +99,16 @@ else
   mkdir -p "$work"
 fi
 
+# harness_sources ARRAY TOP "EXTRA MODULES": the array ARRAY = the RTL sources harness TOP reads
+all_srcs=()
+rtl_f_array all_srcs "$root/rtl/sources.f"
+harness_sources() {
+  local out m seeds=(--file "$root/tb/formal/$2.sv")
+  for m in $3; do seeds+=(--module "$m"); done
+  out=$(python3 "$root/scripts/rtl_needed.py" "${seeds[@]}" -- "${all_srcs[@]}") || exit 2
+  mapfile -t "$1" <<<"$out"
+}
+
 # run_check NAME TOP DEPTH SOURCES... -> prints PASSED / FAILED / ERROR, log in $work/NAME.log
 run_check() {
   local covers=$1 name=$2 top=$3 depth=$4; shift 4
@@ -123,11 +139,10 @@ run_check() {
 
 rc=0; ran=0
 for c in "${checks[@]}"; do
-  IFS='|' read -r name top depth qdepth srcs <<<"$c"
+  IFS='|' read -r name top depth qdepth extra <<<"$c"
   [ -n "$only" ] && [ "$only" != "$name" ] && continue
   [ "$quick" -eq 1 ] && depth=$qdepth
-  read -ra files <<<"$srcs"
-  paths=(); for f in "${files[@]}"; do paths+=("$root/$f"); done
+  harness_sources paths "$top" "$extra"
   t0=$SECONDS
   res=$(run_check 1 "$name" "$top" "$depth" "${paths[@]}")
   ran=$((ran + 1))
@@ -149,22 +164,29 @@ for m in "${mutants[@]}"; do
   [ -n "$only" ] && [ "$only" != "mutant.$mname" ] && continue
   found=0
   for c in "${checks[@]}"; do
-    IFS='|' read -r name top depth qdepth srcs <<<"$c"
+    IFS='|' read -r name top depth qdepth extra <<<"$c"
     [ "$name" = "$harness" ] && { found=1; break; }
   done
   [ "$found" -eq 1 ] || { echo "formal mutant.$mname: no harness $harness"; rc=1; continue; }
   # mutants always run at the full depth (--quick too): a full ring needs it
+  files=()
+  harness_sources files "$top" "$extra"
+  orig=""
+  for f in "${files[@]}"; do [ "$(basename "$f")" = "$file" ] && orig=$f; done
+  if [ -z "$orig" ]; then
+    echo "formal mutant.$mname: $file is not among the sources of harness $harness"
+    rc=1; continue
+  fi
   mkdir -p "$work/mutant.$mname"
-  mut="$work/mutant.$mname/$(basename "$file")"
-  sed "$expr" "$root/$file" > "$mut"
-  if cmp -s "$root/$file" "$mut"; then
+  mut="$work/mutant.$mname/$file"
+  sed "$expr" "$orig" > "$mut"
+  if cmp -s "$orig" "$mut"; then
     echo "formal mutant.$mname: the sed expression no longer matches $file (update the mutant)"
     rc=1; continue
   fi
-  read -ra files <<<"$srcs"
   paths=()
   for f in "${files[@]}"; do
-    if [ "$f" = "$file" ]; then paths+=("$mut"); else paths+=("$root/$f"); fi
+    if [ "$f" = "$orig" ]; then paths+=("$mut"); else paths+=("$f"); fi
   done
   t0=$SECONDS
   res=$(run_check 0 "mutant.$mname" "$top" "$depth" "${paths[@]}")

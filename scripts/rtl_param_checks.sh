@@ -5,8 +5,10 @@
 # 0.23 (read and elaborate); the default configuration must elaborate in both.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root/rtl" || exit 1
-mapfile -t srcs < <(grep -v '^#' sources.f)
+# shellcheck source=scripts/rtl_files.sh
+source "$root/scripts/rtl_files.sh"
+srcs=()
+rtl_f_array srcs "$root/rtl/sources.f"
 for tool in verilator yosys; do
   command -v "$tool" >/dev/null || { echo "rtl_param_checks: $tool not found"; exit 1; }
 done

@@ -97,8 +97,11 @@ run_yosys() {
     yosys "$@"
   fi
 }
-cd "$root/rtl"
-srcs=$(grep -v '^#' sources.f | tr '\n' ' ')
+# shellcheck source=scripts/rtl_files.sh
+source "$root/scripts/rtl_files.sh"
+src_list=()
+rtl_f_array src_list "$root/rtl/sources.f"
+srcs="${src_list[*]}"
 
 rc=0
 summaries=()

@@ -7,7 +7,8 @@
 # under tclsh against recording stand-ins of the Vivado commands (no Vivado on the CI machine).
 #
 # What it does:
-#   1. a Vivado project with the sources of rtl/sources.f and rtl/kernel/, top bouncer_kernel;
+#   1. a Vivado project with the sources of rtl/sources.f (the block lists it names, in order),
+#      top bouncer_kernel;
 #      with --async-streams 1 also constraints/kernel/bouncer_kernel.xdc (the CDC constraints);
 #   2. ipx::package_project, then the kernel properties Vitis wants: sdx_kernel, user-managed
 #      control, the parameter values, every bus interface associated with its clock:
@@ -66,32 +67,42 @@ set kernel bouncer_kernel
 set here [file join $root scripts card]
 set async $opt(async-streams)
 
-# ---- sources: rtl/sources.f in its order (packages first), then rtl/kernel/ files not listed
+# ---- sources: rtl/sources.f in its order (packages first), read the way Verilator's -F reads
+# a list: one source a line, blank lines and # or // comments skipped, paths relative to the
+# list's directory, "-F other.f" read in place (rtl/packages.f and the block lists)
+proc bk_read_f {path} {
+  if {![file exists $path]} {
+    bk_fail "source list $path not found"
+  }
+  set dir [file dirname $path]
+  set fh [open $path r]
+  set lines [split [read $fh] "\n"]
+  close $fh
+  set files {}
+  foreach line $lines {
+    regsub {(#|//).*$} $line "" line
+    set line [string trim $line]
+    if {$line eq ""} {
+      continue
+    }
+    if {[regexp {^-F\s+(.+)$} $line -> inc]} {
+      lappend files {*}[bk_read_f [file normalize [file join $dir $inc]]]
+    } elseif {[string index $line 0] eq "-"} {
+      bk_fail "$path: unsupported option '$line' (only -F)"
+    } else {
+      set f [file normalize [file join $dir $line]]
+      if {![file exists $f]} {
+        bk_fail "source $f (from $path) not found"
+      }
+      lappend files $f
+    }
+  }
+  return $files
+}
 set rtl [file join $root rtl]
-set top_file [file join $rtl kernel bouncer_kernel.sv]
-if {![file exists $top_file]} {
-  bk_fail "$top_file not found"
-}
-set fh [open [file join $rtl sources.f] r]
-set srcs {}
-foreach line [split [read $fh] "\n"] {
-  set line [string trim $line]
-  if {$line eq "" || [string index $line 0] eq "#"} {
-    continue
-  }
-  lappend srcs [file normalize [file join $rtl $line]]
-}
-close $fh
-foreach f [lsort [glob -nocomplain -directory [file join $rtl kernel] *.sv *.v]] {
-  set f [file normalize $f]
-  if {$f ni $srcs} {
-    lappend srcs $f
-  }
-}
-foreach f $srcs {
-  if {![file exists $f]} {
-    bk_fail "source $f (from rtl/sources.f) not found"
-  }
+set srcs [bk_read_f [file join $rtl sources.f]]
+if {[lsearch -glob $srcs */${kernel}.sv] < 0} {
+  bk_fail "rtl/sources.f lists no ${kernel}.sv"
 }
 set xdc [file join $root constraints kernel bouncer_kernel.xdc]
 set params [list DATA_W $opt(width) CTX_DEPTH_LOG2 $opt(ctx-depth-log2) ASYNC_STREAMS $async]

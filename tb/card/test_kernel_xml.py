@@ -4,10 +4,10 @@
 
 - well-formed XML, one user-managed kernel named bouncer_kernel whose VLNV is the one
   package_kernel.tcl packages;
-- its ports are exactly the bus interfaces of rtl/kernel/bouncer_kernel.sv: every port's
-  signals exist in the RTL with the right directions and widths (address width -> range, data
-  width -> dataWidth, at DATA_W 512), and every RTL port belongs to one of them or is a clock
-  or reset;
+- its ports are exactly the bus interfaces of bouncer_kernel.sv (rtl/kernel/kernel.f): every
+  port's signals exist in the RTL with the right directions and widths (address width -> range,
+  data width -> dataWidth, at DATA_W 512), and every RTL port belongs to one of them or is a
+  clock or reset;
 - its arguments: the pointer registers are the *_BASE_LO/_HI pairs of regs/bouncer.toml at the
   same offsets, the register range holds the whole map, the stream arguments name the streams
   with their width.
@@ -22,7 +22,25 @@ import xml.etree.ElementTree as ET
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 KERNEL_XML = os.path.join(ROOT, "scripts", "card", "kernel.xml")
-KERNEL_RTL = os.path.join(ROOT, "rtl", "kernel", "bouncer_kernel.sv")
+
+
+def read_f(path):
+    """The sources of an RTL list file, absolute, as Verilator's -F reads it: # and //
+    comments, paths relative to the list, "-F other.f" read in place."""
+    out, d = [], os.path.dirname(path)
+    with open(path) as f:
+        for line in f:
+            line = re.sub(r"(#|//).*", "", line).strip()
+            if line.startswith("-F"):
+                out += read_f(os.path.normpath(os.path.join(d, line[2:].strip())))
+            elif line:
+                out.append(os.path.normpath(os.path.join(d, line)))
+    return out
+
+
+# the kernel top: bouncer_kernel.sv of the kernel block's list
+KERNEL_RTL = next(f for f in read_f(os.path.join(ROOT, "rtl", "kernel", "kernel.f"))
+                  if os.path.basename(f) == "bouncer_kernel.sv")
 PACKAGE_TCL = os.path.join(ROOT, "scripts", "card", "package_kernel.tcl")
 REGS = os.path.join(ROOT, "regs", "bouncer.toml")
 

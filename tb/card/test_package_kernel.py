@@ -71,12 +71,7 @@ class Run:
 
 
 def sources():
-    rtl = os.path.join(ROOT, "rtl")
-    with open(os.path.join(rtl, "sources.f")) as f:
-        listed = [os.path.normpath(os.path.join(rtl, l.strip())) for l in f if l.strip() and not l.startswith("#")]
-    kdir = os.path.join(rtl, "kernel")
-    extra = sorted(os.path.join(kdir, n) for n in os.listdir(kdir) if n.endswith((".sv", ".v")))
-    return listed + [f for f in extra if f not in listed]
+    return test_kernel_xml.read_f(os.path.join(ROOT, "rtl", "sources.f"))
 
 
 class PackageKernel(unittest.TestCase):
@@ -87,11 +82,11 @@ class PackageKernel(unittest.TestCase):
         return r
 
     def common(self, r, width, async_):
-        # project: every source, in sources.f order, the kernel top, the parameters
+        # project: every source, in rtl/sources.f order, the kernel top, the parameters
         adds = r.find("add_files", "-norecurse")
         self.assertEqual(len(adds), 1)
         self.assertEqual(adds[0][2].split(), sources())
-        self.assertIn(os.path.join(ROOT, "rtl", "kernel", "bouncer_kernel.sv"), adds[0][2].split())
+        self.assertIn(test_kernel_xml.KERNEL_RTL, adds[0][2].split())
         self.assertTrue(r.find("set_property", "top", "bouncer_kernel", "sources_1"))
         self.assertEqual(r.find("set_property", "generic")[0][2].split(),
                          [f"DATA_W={width}", "CTX_DEPTH_LOG2=10", f"ASYNC_STREAMS={async_}"])

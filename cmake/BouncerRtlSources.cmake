@@ -1,0 +1,55 @@
+# The RTL source lists (rtl/sources.f, rtl/packages.f and the block lists rtl/<block>/*.f), read
+# the way Verilator's -F reads them: one source a line, blank lines and # or // comments skipped,
+# paths relative to the list's directory, "-F other.f" read in place (relative the same way).
+# Every list read is a configure dependency: editing one re-runs CMake, which re-reads it.
+
+# bouncer_rtl_f_files(<out> <list.f>...): the sources of the lists, absolute, in order.
+function(bouncer_rtl_f_files out)
+  set(files "")
+  foreach(f ${ARGN})
+    get_filename_component(f "${f}" ABSOLUTE)
+    if(NOT EXISTS "${f}")
+      message(FATAL_ERROR "RTL source list ${f} not found")
+    endif()
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${f}")
+    get_filename_component(dir "${f}" DIRECTORY)
+    file(STRINGS "${f}" lines)
+    foreach(line IN LISTS lines)
+      string(REGEX REPLACE "(#|//).*$" "" line "${line}")
+      string(STRIP "${line}" line)
+      if(line STREQUAL "")
+        continue()
+      elseif(line MATCHES "^-F[ \t]+(.+)$")
+        get_filename_component(inc "${CMAKE_MATCH_1}" ABSOLUTE BASE_DIR "${dir}")
+        bouncer_rtl_f_files(sub "${inc}")
+        list(APPEND files ${sub})
+      elseif(line MATCHES "^-")
+        message(FATAL_ERROR "${f}: unsupported option '${line}' (only -F)")
+      else()
+        get_filename_component(src "${line}" ABSOLUTE BASE_DIR "${dir}")
+        if(NOT EXISTS "${src}")
+          message(FATAL_ERROR "${f}: source ${src} not found")
+        endif()
+        list(APPEND files "${src}")
+      endif()
+    endforeach()
+  endforeach()
+  set(${out} ${files} PARENT_SCOPE)
+endfunction()
+
+# bouncer_rtl_block_files(<out> <name>...): the sources of the list of each name, in the order
+# given: rtl/<name>.f when it exists (packages, common/cdc), else rtl/<name>/<name>.f (common,
+# host, rx, cm, tx, top, kernel).
+function(bouncer_rtl_block_files out)
+  set(lists "")
+  foreach(b ${ARGN})
+    if(EXISTS ${BOUNCER_ROOT}/rtl/${b}.f)
+      list(APPEND lists ${BOUNCER_ROOT}/rtl/${b}.f)
+    else()
+      get_filename_component(n ${b} NAME)
+      list(APPEND lists ${BOUNCER_ROOT}/rtl/${b}/${n}.f)
+    endif()
+  endforeach()
+  bouncer_rtl_f_files(files ${lists})
+  set(${out} ${files} PARENT_SCOPE)
+endfunction()

@@ -1,0 +1,5 @@
+# rtl/tx/: TX frame builders and their arbiter. Needs rtl/packages.f and rtl/common/common.f
+# before it.
+bouncer_mpa_reject_builder.sv
+bouncer_tcp_ctrl_builder.sv
+bouncer_tx_arb.sv
