@@ -15,7 +15,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BOUNCER_SOAK_BUILD:-$root/build}
 jobs=${BOUNCER_JOBS:-2}
-seeds="1" connections=20000 width=64 gap=400 loss=5
+seeds="1" connections=20000 width=64 gap=1600 loss=5
 while [ $# -gt 0 ]; do
   case $1 in
     --seeds) seeds=$2; shift 2 ;;

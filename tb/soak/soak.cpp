@@ -65,8 +65,8 @@ struct Options {
   uint64_t seed = 1;
   unsigned connections = 20000;
   unsigned width = 64;
-  uint64_t gap = 400;  // mean cycles between two peers' starts
-  unsigned loss = 5;   // % of frames lost on the wire, each direction
+  uint64_t gap = 1600;  // mean cycles between two peers' starts (sustained by the core)
+  unsigned loss = 5;    // % of frames lost on the wire, each direction
   std::string pcap;
   std::string failures = "out/soak-failures.txt";
   std::string command;  // how to reproduce this run
