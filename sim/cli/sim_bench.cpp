@@ -35,13 +35,12 @@ int run_sim_bench(const BenchOptions& o) {
     platform.run([&](hal::Device& hal) {
       DeviceConfig dc;
       dc.num_sq = *std::max_element(cfg.sqs.begin(), cfg.sqs.end());
-      auto dev = Device::open(hal, dc);
+      auto dev = open_device(hal, dc, "bouncer bench");
       if (!dev) {
-        fmt::print(stderr, "bouncer bench: open: {}\n", dev.error().message);
         rc = 1;
         return;
       }
-      rc = run_bench_on(**dev, o, cfg, "bouncer bench");
+      rc = run_bench_on(*dev, o, cfg, "bouncer bench");
     });
     fmt::print("simulated {} cycles in {:.2f} s ({} frames on the port)\n", platform.cycles(),
                platform.wall_seconds(), platform.tx_frames().size());

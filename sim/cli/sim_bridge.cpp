@@ -149,14 +149,12 @@ int run_bridge_mode(const SimOptions& o) {
       dc.timers = sim_timers_for_bridge();
       if (o.mac_filter)
         dc.tcp = TcpConfig{.promisc = false, .port_mac = kBridgeMac, .port_ip = kBridgeIp};
-      auto dev = Device::open(hal, dc);
+      auto dev = open_device(hal, dc, "bouncer sim");
       if (!dev) {
-        fmt::print(stderr, "bouncer sim: open: {}: {}\n", errc_name(dev.error().code),
-                   dev.error().message);
         rc = 1;
         return;
       }
-      Device& d = **dev;
+      Device& d = *dev;
       Cm cm(d);
       if (!o.no_listener) {
         ListenOptions lo;

@@ -36,15 +36,14 @@ int run_capi_mode(const SimOptions& o) {
     sim::Platform platform(pc);
     platform.run([&](hal::Device& hal) {
       DeviceConfig dc;
-      auto dev = Device::open(hal, dc);
+      auto dev = open_device(hal, dc, "bouncer sim");
       if (!dev) {
-        fmt::print(stderr, "bouncer sim: open: {}\n", dev.error().message);
         rc = 1;
         return;
       }
       ListenOptions lo;
       lo.local_mac = kServerMac;
-      bouncer_capi_attach(**dev, lo);
+      bouncer_capi_attach(*dev, lo);
       for (unsigned i = 0; i < o.connections; ++i) {
         peer::InitiatorConfig p;
         p.mac = {0x02, 0x00, 0x00, 0x02, static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)};

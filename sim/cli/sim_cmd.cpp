@@ -272,6 +272,15 @@ int run_sim(const SimOptions& opts) {
   return o.mode == "context" ? run_context_mode(o) : run_peer_mode(o);
 }
 
+std::unique_ptr<Device> open_device(hal::Device& hal, const DeviceConfig& dc, const char* who) {
+  auto dev = Device::open(hal, dc);
+  if (!dev) {
+    fmt::print(stderr, "{}: open: {}: {}\n", who, errc_name(dev.error().code), dev.error().message);
+    return nullptr;
+  }
+  return std::move(dev).value();
+}
+
 SimSpeed::SimSpeed(unsigned data_width)
     : bare_(sim::measure_bare_core(data_width, 50'000)) {}  // ~0.1 s of CPU at 0.5 M/s
 
@@ -309,14 +318,12 @@ int run_context_mode(const SimOptions& o) {
     const SimSpeed speed(pc.data_width);
     sim::Platform platform(pc);
     platform.run([&](hal::Device& hal) {
-      auto dev = Device::open(hal);
+      auto dev = open_device(hal, DeviceConfig{}, "bouncer sim");
       if (!dev) {
-        fmt::print(stderr, "bouncer sim: open: {}: {}\n", errc_name(dev.error().code),
-                   dev.error().message);
         rc = 1;
         return;
       }
-      const Caps& caps = (*dev)->caps();
+      const Caps& caps = dev->caps();
       fmt::print("device: {} v{}.{}.{}, {}-bit TX, {} connections, push {}, inline PD {}\n",
                  hal.name(), caps.version_major, caps.version_minor, caps.version_patch,
                  caps.data_bytes * 8, caps.ctx_depth, caps.push ? "yes" : "no",
@@ -332,7 +339,7 @@ int run_context_mode(const SimOptions& o) {
         rc = 1;
         return;
       }
-      ContextDiag cm(**dev);
+      ContextDiag cm(*dev);
       std::mt19937_64 rng(o.seed);
       for (unsigned i = 0; i < o.connections; ++i) {
         if (auto w = cm.write_context(i, make_context(i, o, rng)); !w) {

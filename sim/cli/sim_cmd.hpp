@@ -14,10 +14,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "bouncer/device.hpp"
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
 
@@ -119,6 +121,10 @@ class SimSpeed {
  private:
   sim::BareCoreSpeed bare_;
 };
+
+/// Device::open(hal, dc); on failure prints "`who`: open: <errc>: <message>" to stderr and
+/// returns nullptr.
+std::unique_ptr<Device> open_device(hal::Device& hal, const DeviceConfig& dc, const char* who);
 
 /// Checks that --pcap and --fst can be written (creating their directories). false, with a
 /// message naming the option, the path and the reason, if not.

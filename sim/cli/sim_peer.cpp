@@ -154,14 +154,12 @@ int run_peer_mode(const SimOptions& o) {
       dc.timers = sim_timers();
       if (o.mac_filter)
         dc.tcp = TcpConfig{.promisc = false, .port_mac = kLocalMac, .port_ip = kLocalIp};
-      auto dev = Device::open(hal, dc);
+      auto dev = open_device(hal, dc, "bouncer sim");
       if (!dev) {
-        fmt::print(stderr, "bouncer sim: open: {}: {}\n", errc_name(dev.error().code),
-                   dev.error().message);
         rc = 1;
         return;
       }
-      Device& d = **dev;
+      Device& d = *dev;
       const Caps& caps = d.caps();
       fmt::print("device: {} v{}.{}.{}, {}-bit TX, {} connections, push {}, inline PD {}\n",
                  hal.name(), caps.version_major, caps.version_minor, caps.version_patch,

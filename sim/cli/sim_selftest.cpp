@@ -25,18 +25,17 @@ int run_selftest_mode(const SimOptions& o) {
     const SimSpeed speed(pc.data_width);
     sim::Platform platform(pc);
     platform.run([&](hal::Device& hal) {
-      auto dev = Device::open(hal);
+      auto dev = open_device(hal, DeviceConfig{}, "bouncer sim");
       if (!dev) {
-        fmt::print(stderr, "bouncer sim: open: {}\n", dev.error().message);
         rc = 1;
         return;
       }
-      if (auto ready = (*dev)->wait_cm_ready(std::chrono::milliseconds(4)); !ready) {
+      if (auto ready = dev->wait_cm_ready(std::chrono::milliseconds(4)); !ready) {
         fmt::print(stderr, "bouncer sim: {}\n", ready.error().message);
         rc = 1;
         return;
       }
-      auto rep = run_loopback_selftest(**dev);
+      auto rep = run_loopback_selftest(*dev);
       if (!rep) {
         fmt::print(stderr, "bouncer sim: {}\n", rep.error().message);
         rc = 1;
