@@ -130,7 +130,12 @@ std::optional<Completion> ContextDiag::claim(std::optional<uint32_t> key) {
     const uint32_t k = wqe_key(x.sq, x.wqe_idx);
     return key ? k == *key : mine_.contains(k) && !sync_.contains(k);
   });
-  if (c) mine_.erase(wqe_key(c->sq, c->wqe_idx));
+  if (c) {
+    // Both marks go in the same critical section as the claim: the slot may be posted again
+    // as soon as the lock is released.
+    mine_.erase(wqe_key(c->sq, c->wqe_idx));
+    sync_.erase(wqe_key(c->sq, c->wqe_idx));
+  }
   return c;
 }
 
@@ -183,13 +188,11 @@ Result<Completion> ContextDiag::reject(uint32_t cm_id, std::span<const std::byte
     sync_.insert(wqe_key(opts.sq, idx));
   }
   auto c = wait_for(opts.sq, idx, opts.timeout);
-  {
-    std::lock_guard lk(mu_);
-    sync_.erase(wqe_key(opts.sq, idx));
-  }
   if (!c) {
     std::lock_guard lk(mu_);
-    // Nobody waits for it any more: its completion frees the slot when it comes.
+    // Nobody waits for it any more (poll() may not take it either): its completion frees the
+    // slot when it comes.
+    sync_.erase(wqe_key(opts.sq, idx));
     if (mine_.erase(wqe_key(opts.sq, idx)) != 0 && dev_.abandon(opts.sq, idx)) {
       return make_error(c.error().code,
                         c.error().message +

@@ -54,7 +54,7 @@ std::optional<TcpEndpoint> tcp_destination(std::span<const uint8_t> f) {
 
 std::span<const uint8_t> tcp_payload(std::span<const uint8_t> f) {
   const auto l = layers(f);
-  if (!l || f.size() < l->l4 + 20) return {};
+  if (!l || f.size() < l->l4 + 20 || (f[l->l4 + 12] >> 4) < 5) return {};
   const size_t start = l->l4 + static_cast<size_t>(f[l->l4 + 12] >> 4) * 4;
   const size_t end = std::min(f.size(), l->l3 + size_t{rd16(f, l->l3 + 2)});
   if (end <= start) return {};

@@ -412,7 +412,7 @@ void FakeHal::advance_host(uint64_t cycles) {
 void FakeHal::wait_cycles(uint64_t cycles) {
   if (!(dma_ && dma_->busy())) now_ += cycles;
   advance_host(cycles);
-  run();
+  step();  // the driver's own waits: what the engines write lands later, while it polls
 }
 
 void FakeHal::wait_for(std::chrono::nanoseconds d) {
@@ -421,12 +421,15 @@ void FakeHal::wait_for(std::chrono::nanoseconds d) {
   wait_cycles(cycles);
 }
 
-void FakeHal::run() {
+void FakeHal::step() {
   pump_aeq();
-  if (!hold && (reg(r::CTRL) & 1) != 0) {
-    process_cqp();
-    process_sq();
-  }
+  if (hold || (reg(r::CTRL) & 1) == 0) return;
+  process_cqp();
+  process_sq();
+}
+
+void FakeHal::run() {
+  step();
   settle();
 }
 

@@ -191,7 +191,10 @@ class FakeHal : public hal::Device {
   uint32_t qerr = 0;
   /// Called with the offset of every register read, after it (a test can act at that moment).
   std::function<void(uint32_t)> on_read;
-  void run();  // let the engines do all they can now, and let what they wrote land (settle)
+  /// For tests: let the engines do all they can now, and let what they wrote land (settle).
+  /// The driver's waits (wait_cycles, wait_for) only step the engines, so with kThreaded /
+  /// kNonCoherent their writes still land while the driver polls.
+  void run();
   /// Writes a raw CQE (valid bit = current CQ polarity) at the CQ tail, as if the hardware
   /// had written it, e.g. a duplicate of an earlier one.
   void inject_cqe(std::span<const std::byte> cqe32);
@@ -284,6 +287,7 @@ class FakeHal : public hal::Device {
   };
 
   uint32_t read_reg(uint32_t offset);
+  void step();  // the engines, once; writes land on the DMA thread's time
   void process_sq();
   void process_cqp();
   void process_listener_op(std::span<const std::byte> wqe, bool create, uint16_t& major,

@@ -370,6 +370,9 @@ TEST(SimNetUnitDispatch, TcpPayloadEndsWithTheIpv4Datagram) {
   Bytes udp = d;
   udp[23] = 17;
   EXPECT_TRUE(bouncer::sim::tcp_payload(udp).empty());
+  Bytes short_offset = d;
+  short_offset[14 + 20 + 12] = 0x40;  // data offset 4: inside the TCP header
+  EXPECT_TRUE(bouncer::sim::tcp_payload(short_offset).empty());
   d.resize(14 + 20 + 10);  // the TCP header cut short
   EXPECT_TRUE(bouncer::sim::tcp_payload(d).empty());
 }
