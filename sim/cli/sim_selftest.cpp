@@ -14,12 +14,8 @@
 namespace bouncer::cli {
 
 int run_selftest_mode(const SimOptions& o) {
-  sim::PlatformConfig pc;
-  pc.data_width = o.width;
-  pc.mem_latency_cycles = o.mem_latency;
-  pc.tx_ready_prob = o.tx_ready;
-  pc.seed = o.seed;
-  pc.fst_path = o.fst;  // no pcap: with the loop on, nothing crosses the port
+  sim::PlatformConfig pc = platform_config(o);
+  pc.pcap_path.clear();  // with the loop on, nothing crosses the port
   int rc = 0;
   try {
     const SimSpeed speed(pc.data_width);

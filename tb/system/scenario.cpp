@@ -260,21 +260,30 @@ golden::Mac Expect::gmac(const std::array<uint8_t, 6>& m) const {
   return g;
 }
 
+namespace {
+// The connection's addressing, from Bouncer's side, as both golden builders take it:
+// Ethernet, VLAN tag, IPv4 (TOS, TTL, ID) and the TCP ports.
+template <class Params>
+void address(const Expect& ex, Params& p, uint16_t ip_id) {
+  p.rem_mac = ex.gmac(ex.peer.mac);
+  p.loc_mac = ex.gmac(ex.loc_mac);
+  p.vlan_en = ex.vlan.has_value();
+  p.vlan_tci = ex.vlan.value_or(0);
+  p.loc_ip = ex.peer.peer_ip;
+  p.rem_ip = ex.peer.ip;
+  p.tos = ex.tos;
+  p.ttl = ex.ttl;
+  p.ip_id = ip_id;
+  p.loc_port = ex.peer.peer_port;
+  p.rem_port = ex.peer.port;
+}
+}  // namespace
+
 std::vector<uint8_t> Expect::ctrl(golden::TcpCtrlKind kind, uint32_t seq, uint32_t ack,
                                   uint16_t ip_id) const {
   golden::TcpCtrlParams p;
   p.kind = kind;
-  p.rem_mac = gmac(peer.mac);
-  p.loc_mac = gmac(loc_mac);
-  p.vlan_en = vlan.has_value();
-  p.vlan_tci = vlan.value_or(0);
-  p.loc_ip = peer.peer_ip;
-  p.rem_ip = peer.ip;
-  p.tos = tos;
-  p.ttl = ttl;
-  p.ip_id = ip_id;
-  p.loc_port = peer.peer_port;
-  p.rem_port = peer.port;
+  address(*this, p, ip_id);
   p.seq = seq;
   p.ack = ack;
   p.window = kind == golden::TcpCtrlKind::kSynAck ? tcp.window : wnd_field();
@@ -289,17 +298,7 @@ std::vector<uint8_t> Expect::synack() const {
 golden::RejectParams Expect::reject_params(std::span<const std::byte> pd, bool fin,
                                            std::optional<uint32_t> ird_ord_override) const {
   golden::RejectParams p;
-  p.rem_mac = gmac(peer.mac);
-  p.loc_mac = gmac(loc_mac);
-  p.vlan_en = vlan.has_value();
-  p.vlan_tci = vlan.value_or(0);
-  p.loc_ip = peer.peer_ip;
-  p.rem_ip = peer.ip;
-  p.tos = tos;
-  p.ttl = ttl;
-  p.ip_id = static_cast<uint16_t>(ip_id0 + 1);
-  p.loc_port = peer.peer_port;
-  p.rem_port = peer.port;
+  address(*this, p, static_cast<uint16_t>(ip_id0 + 1));
   p.snd_nxt = iss + 1;
   p.rcv_nxt = rcv_after_request();
   p.rcv_wnd = wnd_field();
