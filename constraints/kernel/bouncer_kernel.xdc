@@ -23,12 +23,19 @@
 #
 # Why set_max_delay -datapath_only and no set_clock_groups: Vivado gives clock groups (and false
 # paths) precedence over set_max_delay, so declaring ap_clk and ap_clk_2 asynchronous would leave
-# the Gray-coded buses without any bound, and a bus whose bits arrive more than one period apart
-# can be sampled as a value it never had. Each crossing gets a datapath-only bound instead:
-# 3.000 ns, below both clock periods (3.103 ns at 322.27 MHz, 3.333-4.000 ns for ap_clk), which
-# keeps the skew between the bits of a Gray bus under one period of either clock. If either
-# clock runs above 333 MHz, lower the number. No set_bus_skew: the bound already limits skew to
-# less than a period.
+# the crossings without any bound. Each crossing gets a datapath-only bound instead: 3.000 ns,
+# below both clock periods (3.103 ns at 322.27 MHz, 3.333-4.000 ns for ap_clk). If either clock
+# runs above 333 MHz, lower the numbers.
+# Why set_bus_skew as well: this file does not declare the clocks asynchronous, but a platform
+# may (its own set_clock_groups covers every path between its clocks, ours included), and then
+# the set_max_delay bounds are void. set_bus_skew neither overrides nor is overridden by clock
+# groups, false paths or max delays (UG903, "Exceptions Priority"), so the Gray-coded buses
+# keep their guarantee whatever the platform says: the bits of one bus reach the first
+# synchroniser flop within 3.000 ns of each other, less than one period of the reading clock,
+# so the reader samples at most one bit in transition and sees either the old or the new value
+# (UG903 "set_bus_skew Example Two": the skew of a Gray-coded bus at most one destination
+# period, with set_max_delay -datapath_only kept to bound the latency). The RAM paths carry no
+# skew bound: their data is held stable for two read-clock cycles by the frame count.
 
 # Two-flop synchronisers: keep each pair together, no retiming, no shift-register extraction
 # (the RTL carries the same attribute).
@@ -37,7 +44,11 @@ set_property ASYNC_REG TRUE [get_cells -hier -filter {NAME =~ *_sync_q* && IS_SE
 # RX FIFO: written on ap_clk_2, read on ap_clk
 set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_rx_cdc/fcnt_gray_q_reg*}] \
     -to [get_cells -hier -filter {NAME =~ *u_rx_cdc/fcnt_gray_sync_q1_reg*}] 3.000
+set_bus_skew -from [get_cells -hier -filter {NAME =~ *u_rx_cdc/fcnt_gray_q_reg*}] \
+    -to [get_cells -hier -filter {NAME =~ *u_rx_cdc/fcnt_gray_sync_q1_reg*}] 3.000
 set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_rx_cdc/rd_gray_q_reg*}] \
+    -to [get_cells -hier -filter {NAME =~ *u_rx_cdc/rd_gray_sync_q1_reg*}] 3.000
+set_bus_skew -from [get_cells -hier -filter {NAME =~ *u_rx_cdc/rd_gray_q_reg*}] \
     -to [get_cells -hier -filter {NAME =~ *u_rx_cdc/rd_gray_sync_q1_reg*}] 3.000
 set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_rx_cdc/*mem_reg*}] \
     -to [get_cells -hier -filter {NAME =~ *u_rx_cdc/ram_q_reg* || NAME =~ *u_rx_cdc/rd_last_q_reg*}] 3.000
@@ -45,7 +56,11 @@ set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_rx_cdc/*
 # TX FIFO: written on ap_clk, read on ap_clk_2
 set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_tx_cdc/fcnt_gray_q_reg*}] \
     -to [get_cells -hier -filter {NAME =~ *u_tx_cdc/fcnt_gray_sync_q1_reg*}] 3.000
+set_bus_skew -from [get_cells -hier -filter {NAME =~ *u_tx_cdc/fcnt_gray_q_reg*}] \
+    -to [get_cells -hier -filter {NAME =~ *u_tx_cdc/fcnt_gray_sync_q1_reg*}] 3.000
 set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_tx_cdc/rd_gray_q_reg*}] \
+    -to [get_cells -hier -filter {NAME =~ *u_tx_cdc/rd_gray_sync_q1_reg*}] 3.000
+set_bus_skew -from [get_cells -hier -filter {NAME =~ *u_tx_cdc/rd_gray_q_reg*}] \
     -to [get_cells -hier -filter {NAME =~ *u_tx_cdc/rd_gray_sync_q1_reg*}] 3.000
 set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *u_tx_cdc/*mem_reg*}] \
     -to [get_cells -hier -filter {NAME =~ *u_tx_cdc/ram_q_reg* || NAME =~ *u_tx_cdc/rd_last_q_reg*}] 3.000

@@ -144,6 +144,8 @@ KERNEL_XDC = """
 set_property ASYNC_REG TRUE [get_cells -hier -filter {NAME =~ *_sync_q* && IS_SEQUENTIAL}]
 set_max_delay -datapath_only -from [get_cells -hier -filter {NAME =~ *wr_ptr_gray_q_reg*}] \\
     -to [get_cells -hier -filter {NAME =~ *wr_ptr_gray_sync_q1_reg*}] 3.000
+set_bus_skew -from [get_cells -hier -filter {NAME =~ *wr_ptr_gray_q_reg*}] \\
+    -to [get_cells -hier -filter {NAME =~ *wr_ptr_gray_sync_q1_reg*}] 3.000
 set_false_path -to [get_cells -hier -filter {ORIG_REF_NAME == bouncer_axis_async_fifo && NAME =~ *_sync_q1_reg*}]
 """
 
@@ -184,6 +186,15 @@ class Kernel(unittest.TestCase):
     def test_no_clock_groups(self):
         self.broken("set_false_path -to", "set_clock_groups -asynchronous -group [get_clocks a] -group [get_clocks b]\nset_false_path -to",
                     "set_clock_groups in the kernel file")
+
+    def test_gray_crossing_needs_bus_skew(self):
+        self.broken("set_bus_skew -from", "set_max_delay -datapath_only -from",
+                    "Gray-coded crossing without set_bus_skew on the same -from/-to")
+
+    def test_bus_skew_on_other_points(self):
+        self.broken("set_bus_skew -from [get_cells -hier -filter {NAME =~ *wr_ptr_gray_q_reg*}]",
+                    "set_bus_skew -from [get_cells -hier -filter {NAME =~ *wr_ptr_gray_q_reg[0]*}]",
+                    "Gray-coded crossing without set_bus_skew")
 
     def test_delay_positive(self):
         self.broken("] 3.000", "] -3.000", "delay must be a positive number")

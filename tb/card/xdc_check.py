@@ -20,7 +20,8 @@ kernel: the constraints packaged into the Vitis kernel. No pins, I/O standards, 
 bitstream settings (the platform owns them), no set_clock_groups (it would override the
 set_max_delay bounds on the clock-domain crossings); every get_cells -hier -filter pattern must
 match a register or module of the given RTL files, so a renamed synchroniser breaks the test
-instead of silently dropping a constraint.
+instead of silently dropping a constraint; every Gray-coded crossing bounded by set_max_delay
+also carries set_bus_skew on the same start and end points.
 
 Exit 0 when clean, 1 with one line per problem.
 """
@@ -490,6 +491,7 @@ def check_kernel(path, text, rtl_paths):
     ck = Checker(path)
     cmds = ck.run(text, TOP)
     cells, modules = rtl_names(rtl_paths)
+    gray, skews = [], set()
     for c, opts, pos in cmds:
         if c.name in ("create_clock", "set_operating_conditions"):
             ck.err(c.line, f"{c.name} in a kernel file: the platform owns clocks and power")
@@ -503,6 +505,10 @@ def check_kernel(path, text, rtl_paths):
         elif c.name in ("set_max_delay", "set_bus_skew") and positive_number(pos[0].text) is None:
             if not pos[0].subs:
                 ck.err(c.line, f"{c.name}: delay must be a positive number")
+        if c.name == "set_max_delay" and is_gray_crossing(opts):
+            gray.append((c, span(opts)))
+        elif c.name == "set_bus_skew":
+            skews.add(span(opts))
         # every filter pattern on cells must name something of the RTL
         stack = [w for w in c.words]
         while stack:
@@ -517,7 +523,26 @@ def check_kernel(path, text, rtl_paths):
                         match = (lambda n: fnmatch.fnmatchcase(n, pat)) if op == "=~" else (lambda n: n == pat)
                         if not any(match(n) for n in pool):
                             ck.err(sub.line, f"get_cells -filter {prop} {op} {pat}: matches nothing in the RTL")
+    # A platform that declares the kernel's clocks asynchronous (set_clock_groups) overrides
+    # set_max_delay, but not set_bus_skew (UG903, "Exceptions Priority"): a Gray-coded bus keeps
+    # its skew bound only through set_bus_skew on the same start and end points.
+    for c, key in gray:
+        if key not in skews:
+            ck.err(c.line, "set_max_delay on a Gray-coded crossing without set_bus_skew on the same -from/-to: "
+                   "a platform's set_clock_groups would leave the bus without a skew bound")
     return ck.errors
+
+
+def span(opts):
+    """The -from and -to texts of a timing exception, for matching two exceptions' paths."""
+    def text(o):
+        return " ".join(opts[o][0].text.split()) if o in opts and opts[o] and opts[o][0] is not None else ""
+    return text("-from"), text("-to")
+
+
+def is_gray_crossing(opts):
+    """A crossing whose start points are Gray-coded registers (named *gray*_q)."""
+    return "-from" in opts and re.search(r"gray\w*_q", opts["-from"][0].text or "") is not None
 
 
 def main(argv=None):
