@@ -10,8 +10,12 @@
 #   1. a Vivado project with the sources of rtl/sources.f (the block lists it names, in order),
 #      top bouncer_kernel;
 #      with --async-streams 1 also constraints/kernel/bouncer_kernel.xdc (the CDC constraints);
-#   2. ipx::package_project, then the kernel properties Vitis wants: sdx_kernel, user-managed
-#      control, the parameter values, every bus interface associated with its clock:
+#   2. ipx::package_project, which infers ap_clk, ap_rst_n and the AXI interfaces from their
+#      names; the second clock and reset (ap_clk_2, ap_rst_n_2) inferred explicitly, as AMD's
+#      two-clock RTL kernel example does (Vitis_Accel_Examples rtl_kernels/rtl_vadd_2clks,
+#      package_kernel.tcl), both resets ACTIVE_LOW; then the kernel properties Vitis wants:
+#      sdx_kernel, user-managed control, the parameter values, every bus interface associated
+#      with its clock:
 #        ap_clk   : s_axi_control, m_axi_host, and the streams when --async-streams 0
 #        ap_clk_2 : s_axis_rx, m_axis_tx when --async-streams 1 (unverified: UG1393 wants every
 #                   kernel interface on ap_clk; kept for a CMAC kernel that exports its MAC clock)
@@ -155,6 +159,19 @@ proc bk_busif {core name} {
     bk_fail "bus interface $name was not inferred from the ports of bouncer_kernel"
   }
   return $b
+}
+# ipx::package_project infers a clock and a reset only under the names ap_clk and ap_rst_n;
+# the second pair is inferred here, and every reset gets its polarity (the RTL's resets are
+# active low) rather than whatever inference guessed.
+ipx::infer_bus_interface ap_clk_2 xilinx.com:signal:clock_rtl:1.0 $core
+ipx::infer_bus_interface ap_rst_n_2 xilinx.com:signal:reset_rtl:1.0 $core
+foreach r {ap_rst_n ap_rst_n_2} {
+  set b [bk_busif $core $r]
+  set p [ipx::get_bus_parameters POLARITY -of_objects $b]
+  if {[llength $p] == 0} {
+    set p [ipx::add_bus_parameter POLARITY $b]
+  }
+  set_property value ACTIVE_LOW $p
 }
 foreach b {ap_clk ap_clk_2 ap_rst_n ap_rst_n_2 s_axi_control m_axi_host s_axis_rx m_axis_tx} {
   bk_busif $core $b

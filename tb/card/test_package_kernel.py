@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 """scripts/card/package_kernel.tcl, run by tclsh against recording stand-ins of the Vivado
 commands (mock_vivado.tcl): what it adds to the project, which properties it sets on the kernel
-IP, which clock each bus interface gets, and the kernel.xml it hands to package_xo (stream widths
-rewritten for DATA_W=64 and checked against the RTL at that width). Vivado's own behaviour
-(inference of the interfaces, package_xo) can only be checked in the lab."""
+IP, which clock each bus interface gets, the explicit inference of the second clock and reset
+with their polarity (the stand-in of ipx::package_project infers only what Vivado infers by
+name), and the kernel.xml it hands to package_xo (stream widths rewritten for DATA_W=64 and
+checked against the RTL at that width). Vivado's own behaviour (inference of the interfaces,
+package_xo) can only be checked in the lab."""
 import os
 import shlex
 import shutil
@@ -98,6 +100,16 @@ class PackageKernel(unittest.TestCase):
             self.assertTrue(r.find("set_property", "value", str(value), f"up:{name}"), name)
             self.assertTrue(r.find("set_property", "value", str(value), f"hp:{name}"), name)
         self.assertTrue(r.find("set_property", "range", "65536", "ab:reg0"))
+        # the second clock and reset are inferred explicitly (the stand-in, like Vivado, infers
+        # only ap_clk, ap_rst_n and the AXI interfaces by name), after packaging and before
+        # the interfaces are checked; both resets active low
+        names = [c[0] for c in r.calls]
+        self.assertIn(["ipx::infer_bus_interface", "ap_clk_2", "xilinx.com:signal:clock_rtl:1.0", "core0"], r.calls)
+        self.assertIn(["ipx::infer_bus_interface", "ap_rst_n_2", "xilinx.com:signal:reset_rtl:1.0", "core0"], r.calls)
+        self.assertLess(names.index("ipx::package_project"), names.index("ipx::infer_bus_interface"))
+        for rst in ("ap_rst_n", "ap_rst_n_2"):
+            self.assertIn(["ipx::add_bus_parameter", "POLARITY", f"bi:{rst}"], r.calls)
+            self.assertTrue(r.find("set_property", "value", "ACTIVE_LOW", f"bp:{rst}:POLARITY"), rst)
         # clocks: AXI on ap_clk; the streams on ap_clk (0) or ap_clk_2 (1); resets
         assoc = [c[1:] for c in r.find("ipx::associate_bus_interfaces")]
         self.assertIn(["-clock", "ap_clk", "-reset", "ap_rst_n", "core0"], assoc)
