@@ -114,6 +114,36 @@ card_need_device() { # card_need_device BDF WHAT
     card_die 2 "no PCI device $1 on this host ($CARD_SYSFS/bus/pci/devices/$1 is missing; lspci -d 10ee: lists Xilinx functions) - $2"
 }
 
+# card_abspath PATH: PATH made absolute against the current directory. Vivado and v++ run Tcl
+# and configuration from their own working directories, where a relative path means something
+# else (or nothing), so every path a script hands them is made absolute when it is parsed.
+card_abspath() {
+  local p=$1
+  [ -n "$p" ] || return 0
+  [[ $p == /* ]] || p=$PWD/$p
+  while [[ $p == */./* ]]; do p=${p//\/.\//\/}; done
+  p=${p%/.}
+  printf '%s' "$p"
+}
+
+# card_clock_mhz JSON TYPE: the frequency (MHz) of the first clock of TYPE (DATA, KERNEL,
+# SYSTEM) in xclbinutil's dump of CLOCK_FREQ_TOPOLOGY (objects with m_freq_Mhz, m_type and
+# m_name; XRT src/runtime_src/tools/xclbinutil/SectionClockFrequencyTopology.cxx). Prints
+# nothing when there is none.
+card_clock_mhz() {
+  local text obj
+  text=$(<"$1")
+  text=${text//[$' \t\r\n']/}
+  while [[ $text =~ \{[^{}]*\} ]]; do
+    obj=${BASH_REMATCH[0]}
+    if [[ $obj =~ \"m_type\":\"$2\" ]] && [[ $obj =~ \"m_freq_Mhz\":\"?([0-9]+) ]]; then
+      printf '%s' "${BASH_REMATCH[1]}"
+      return 0
+    fi
+    text=${text/"$obj"/}
+  done
+}
+
 card_need_file() { # card_need_file PATH WHAT
   [ -f "$1" ] || card_die 2 "$2 not found: $1"
 }

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 # Flash an Alveo card's base shell (the image in its configuration flash) with xbmgmt, or an MCS
-# file with xbflash.qspi, which needs no XRT driver. Run --help for the options.
+# file with xbflash.qspi, which needs no XRT driver; or load the shell partition of a two-stage
+# (DFX) platform such as the U250's. Run --help for the options.
+# The xbmgmt syntax follows XRT's xbmgmt2 SubCmdProgram.cpp (2.13): --base takes an optional
+# value (implicit "all"), which must be attached with '=': "--base shell" would leave "shell" as
+# a stray argument.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/card/common.sh
@@ -9,7 +13,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 usage() {
   cat <<EOF
-Usage: $CARD_PROG --device BDF (--base [--image NAME] | --mcs FILE [--xbflash] | --revert-to-golden)
+Usage: $CARD_PROG --device BDF (--base [--image NAME] | --mcs FILE [--xbflash] | --shell XSABIN |
+                    --revert-to-golden)
 
   --base               flash the base shell from the installed deployment platform package:
                          xbmgmt examine --device BDF --report platform
@@ -17,7 +22,7 @@ Usage: $CARD_PROG --device BDF (--base [--image NAME] | --mcs FILE [--xbflash] |
   --image NAME         with --base: which installed shell, when several are (xbmgmt examine
                        lists them, e.g. xilinx-u250-gen3x16-base)
   --mcs FILE           flash this MCS image:
-                         xbmgmt program --device BDF --base shell --image FILE
+                         xbmgmt program --device BDF --base=shell --image FILE
   --xbflash            with --mcs: use xbflash.qspi instead (no XRT driver needed, root):
                          xbflash.qspi --primary FILE --card BDF [--bar N --bar-offset OFF]
   --bar N, --bar-offset OFF
@@ -25,19 +30,25 @@ Usage: $CARD_PROG --device BDF (--base [--image NAME] | --mcs FILE [--xbflash] |
                        0x40000 of the management function) fit XRT shells; an OpenNIC image
                        has it at BAR 2 + 0x340000 (unverified)
   --yes                with --xbflash: no confirmation prompt (xbflash.qspi --force)
+  --shell XSABIN       load the shell partition (PLP) of a two-stage platform, e.g. the U250's
+                       gen3x16_xdma_4_1 (nothing is flashed; lasts until the next power cycle):
+                         xbmgmt program --device BDF --shell XSABIN
+                       The partition is in the deployment package (xbmgmt examine --device BDF
+                       --report platform --format JSON names it)
   --revert-to-golden   back to the factory (golden) image: xbmgmt program --revert-to-golden
   --device BDF         the card's management function (function 0, e.g. 0000:3b:00.0)
   --dry-run            print the commands and exit 0; checks nothing, runs nothing
   -h, --help           this text
 
 After flashing, power-cycle the host (a cold reboot: a warm reboot does not reload the flash).
+--shell needs no reboot.
 Exit codes: 0 done, 1 bad arguments or a failed step, 2 a missing tool, device or file, or not root.
 EOF
 }
 
-device="" mode="" image="" mcs="" xbflash=0 bar="" bar_off="" yes=0
+device="" mode="" image="" mcs="" plp="" xbflash=0 bar="" bar_off="" yes=0
 set_mode() {
-  [ -z "$mode" ] || card_die 1 "give only one of --base, --mcs, --revert-to-golden"
+  [ -z "$mode" ] || card_die 1 "give only one of --base, --mcs, --shell, --revert-to-golden"
   mode=$1
 }
 while [ $# -gt 0 ]; do
@@ -46,6 +57,7 @@ while [ $# -gt 0 ]; do
     --base) set_mode base; shift ;;
     --image) image=${2:-}; shift 2 ;;
     --mcs) set_mode mcs; mcs=${2:-}; shift 2 ;;
+    --shell) set_mode shell; plp=${2:-}; shift 2 ;;
     --xbflash) xbflash=1; shift ;;
     --bar) bar=${2:-}; shift 2 ;;
     --bar-offset) bar_off=${2:-}; shift 2 ;;
@@ -57,8 +69,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$device" ] || card_die 1 "--device BDF is required (see --help)"
-[ -n "$mode" ] || card_die 1 "one of --base, --mcs FILE or --revert-to-golden is required (see --help)"
+[ -n "$mode" ] || card_die 1 "one of --base, --mcs FILE, --shell XSABIN or --revert-to-golden is required (see --help)"
 [ "$mode" = mcs ] && [ -z "$mcs" ] && card_die 1 "--mcs needs a file"
+[ "$mode" = shell ] && [ -z "$plp" ] && card_die 1 "--shell needs a partition file (.xsabin)"
+mcs=$(card_abspath "$mcs")
+plp=$(card_abspath "$plp")
 [ -n "$image" ] && [ "$mode" != base ] && card_die 1 "--image goes with --base"
 if [ "$xbflash" = 1 ] && [ "$mode" != mcs ]; then card_die 1 "--xbflash goes with --mcs FILE"; fi
 if [ "$xbflash" = 0 ] && { [ -n "$bar" ] || [ -n "$bar_off" ] || [ "$yes" = 1 ]; }; then
@@ -81,6 +96,7 @@ if [ "$CARD_DRY_RUN" != 1 ]; then
     card_need_tool xbmgmt "$xrt_hint" --version -- '[Vv]ersion'
   fi
   [ "$mode" = mcs ] && card_need_file "$mcs" "MCS image"
+  [ "$mode" = shell ] && card_need_file "$plp" "shell partition"
   card_need_device "$bdf" "is the card installed (lspci -d 10ee:)?"
 fi
 
@@ -102,8 +118,14 @@ case "$mode" in
       card_sudo "${cmd[@]}"
     else
       card_sudo xbmgmt examine --device "$bdf" --report platform
-      card_sudo xbmgmt program --device "$bdf" --base shell --image "$mcs"
+      card_sudo xbmgmt program --device "$bdf" --base=shell --image "$mcs"
     fi
+    ;;
+  shell)
+    card_sudo xbmgmt examine --device "$bdf" --report platform
+    card_sudo xbmgmt program --device "$bdf" --shell "$plp"
+    card_note "shell partition loaded; no reboot needed. Then: scripts/card/program_card.sh --device <user BDF> ..."
+    exit 0
     ;;
   golden)
     card_sudo xbmgmt program --device "$bdf" --revert-to-golden

@@ -50,6 +50,7 @@ done
 [ -n "$device" ] || card_die 1 "--device BDF is required (see --help)"
 [ -n "$xclbin" ] || card_die 1 "--xclbin FILE is required (see --help)"
 [[ $hm_size =~ ^[1-9][0-9]*[MG]$ ]] || card_die 1 "--host-mem-size must look like 256M or 1G, not '$hm_size'"
+xclbin=$(card_abspath "$xclbin")
 bdf=$(card_bdf "$device")
 if [[ $bdf == *.0 ]]; then
   card_note "warning: $bdf is function 0, usually the management function; xbutil wants the user function (often .1)"

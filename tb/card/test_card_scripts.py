@@ -27,7 +27,7 @@ BUILD = os.path.join(CARD, "build_xclbin.sh")
 PROGRAM = os.path.join(CARD, "program_card.sh")
 FLASH = os.path.join(CARD, "flash_shell.sh")
 # What the scripts themselves need from PATH.
-BASE_TOOLS = ["bash", "env", "dirname", "basename", "id", "timeout", "grep", "mkdir", "cat"]
+BASE_TOOLS = ["bash", "env", "dirname", "basename", "id", "timeout", "grep", "mkdir", "cat", "rm"]
 PLATFORMS = {
     "u250": ("xcu250-figd2104-2L-e", "xilinx_u250_gen3x16_xdma_4_1_202210_1", "SLR2"),
     "u280": ("xcu280-fsvh2892-2L-e", "xilinx_u280_gen3x16_xdma_1_202211_1", "SLR2"),
@@ -38,7 +38,10 @@ BDF_MGMT = "0000:3b:00.0"
 
 # A stand-in for vivado, v++, xbutil, ... : logs "name args" to $FAKE_LOG; answers the version
 # probes the scripts make; creates the outputs vivado (-tclargs --xo F) and v++ (-o F) would;
-# fails (exit 3) when its command line starts with $FAKE_FAIL.
+# as the CMAC licence probe (vivado -source check_cmac_license.tcl) writes $FAKE_LICENSE (or
+# "ok") to its --result file; as xclbinutil --dump-section CLOCK_FREQ_TOPOLOGY:JSON:F writes F in
+# xclbinutil's form with the DATA clock at $FAKE_DATA_MHZ (default 300) and the KERNEL clock at
+# $FAKE_KERNEL_MHZ (default 500); fails (exit 3) when its command line starts with $FAKE_FAIL.
 FAKE_TOOL = r"""#!/usr/bin/env bash
 name=$(basename "$0")
 line="$name $*"
@@ -57,6 +60,13 @@ prev=""
 for a in "$@"; do
   if { [ "$name" = vivado ] && [ "$prev" = --xo ]; } || { [ "$name" = v++ ] && [ "$prev" = -o ]; }; then
     mkdir -p "$(dirname "$a")"; : > "$a"
+  fi
+  if [ "$name" = vivado ] && [ "$prev" = --result ]; then
+    mkdir -p "$(dirname "$a")"; echo "${FAKE_LICENSE:-ok}" > "$a"
+  fi
+  if [ "$name" = xclbinutil ] && [ "$prev" = --dump-section ]; then
+    f=${a#CLOCK_FREQ_TOPOLOGY:JSON:}
+    printf '{\n    "clock_freq_topology": {\n        "m_count": "2",\n        "m_clock_freq": [\n            {\n                "m_freq_Mhz": "%s",\n                "m_type": "DATA",\n                "m_name": "DATA_CLK"\n            },\n            {\n                "m_freq_Mhz": "%s",\n                "m_type": "KERNEL",\n                "m_name": "KERNEL_CLK"\n            }\n        ]\n    }\n}\n' "${FAKE_DATA_MHZ:-300}" "${FAKE_KERNEL_MHZ:-500}" > "$f"
   fi
   prev=$a
 done
@@ -114,11 +124,11 @@ class Sandbox:
         open(p, "w").close()
         return p
 
-    def run(self, args, extra_path="", env=None):
+    def run(self, args, extra_path="", env=None, cwd=None):
         e = {"PATH": self.bin + (":" + extra_path if extra_path else ""), "FAKE_LOG": self.log,
              "BOUNCER_SYSFS_ROOT": self.sysfs, "HOME": self.dir, "LANG": "C"}
         e.update(env or {})
-        p = subprocess.run(args, env=e, capture_output=True, text=True, timeout=60)
+        p = subprocess.run(args, env=e, capture_output=True, text=True, timeout=60, cwd=cwd)
         return p.returncode, p.stdout, p.stderr
 
     def logged(self):
@@ -151,14 +161,14 @@ def q(s):
     return re.escape(s)
 
 
-def run_ok(sb, args):
-    rc, out, err = sb.run(args)
+def run_ok(sb, args, env=None, cwd=None):
+    rc, out, err = sb.run(args, env=env, cwd=cwd)
     expect(rc == 0, f"exit {rc}, expected 0\nstdout:\n{out}\nstderr:\n{err}")
     return out
 
 
-def run_fail(sb, args, code, pattern, extra_path="", env=None):
-    rc, out, err = sb.run(args, extra_path, env)
+def run_fail(sb, args, code, pattern, extra_path="", env=None, cwd=None):
+    rc, out, err = sb.run(args, extra_path, env, cwd)
     expect(rc == code, f"exit {rc}, expected {code}\nstdout:\n{out}\nstderr:\n{err}")
     lines = [l for l in err.splitlines() if l.strip()]
     expect(len(lines) == 1, f"expected one line on stderr, got:\n{err}")
@@ -169,26 +179,45 @@ def run_fail(sb, args, code, pattern, extra_path="", env=None):
 
 # ----------------------------------------------------------------------------- cases
 def build_patterns(card, out, xup, target="hw", width="512", async_="0"):
+    """The commands of a build, in order: the CMAC licence probe (hw with the CMAC), packaging,
+    the link, and the achieved-clock check (hw). xup's layout (Xilinx/xup_vitis_network_example):
+    Ethernet/post_sys_link.tcl, and Ethernet/_x.<platform>/cmac_0.xo from Ethernet/Makefile."""
     part, platform, _ = PLATFORMS[card]
     xo = f"{out}/bouncer_kernel.xo"
-    pats = [
-        q(f"mkdir -p {out}"),
-        q(f"vivado -mode batch -nojournal -log {out}/package_kernel.log -source {CARD}/package_kernel.tcl "
-          f"-tclargs --root {ROOT} --xo {xo} --part {part} --width {width} --async-streams {async_} "
-          f"--build-dir {out}/package"),
-    ]
+    mhz = "300" if width == "512" else "250"
+    pats = [q(f"mkdir -p {out}")]
+    if target == "hw" and xup:
+        pats.append(q(f"vivado -mode batch -nojournal -log {out}/license_check.log -source {CARD}/check_cmac_license.tcl "
+                      f"-tclargs --part {part} --result {out}/license_check.txt --build-dir {out}/license_check"))
+    pats.append(q(f"vivado -mode batch -nojournal -log {out}/package_kernel.log -source {CARD}/package_kernel.tcl "
+                  f"-tclargs --root {ROOT} --xo {xo} --part {part} --width {width} --async-streams {async_} "
+                  f"--build-dir {out}/package"))
     if target == "hw":
         pats.append(q(f"v++ -l -t hw --platform {platform} --config {CARD}/link_{card}.cfg "
-                      f"--kernel_frequency 0:250 --save-temps --temp_dir {out}/_x --jobs 4 "
-                      f"--advanced.param compiler.userPostSysLinkOverlayTcl={xup}/post_sys_link.tcl "
-                      f"--user_ip_repo_paths {xup}/Ethernet/cmac -o {out}/bouncer_{card}.xclbin {xo} "
+                      f"--kernel_frequency 0:{mhz} --save-temps --temp_dir {out}/_x --jobs 4 "
+                      f"--advanced.param compiler.userPostSysLinkOverlayTcl={xup}/Ethernet/post_sys_link.tcl "
+                      f"-o {out}/bouncer_{card}.xclbin {xo} "
                       f"{xup}/Ethernet/_x.{platform}/cmac_0.xo"))
+        pats.append(q(f"xclbinutil --input {out}/bouncer_{card}.xclbin --dump-section "
+                      f"CLOCK_FREQ_TOPOLOGY:JSON:{out}/clock_freq_topology.json --force"))
     else:
         pats.append(q(f"v++ -l -t hw_emu --platform {platform} --config {CARD}/link_loopback.cfg "
-                      f"--kernel_frequency 0:250 --save-temps --temp_dir {out}/_x --jobs 4 "
+                      f"--kernel_frequency 0:{mhz} --save-temps --temp_dir {out}/_x --jobs 4 "
                       f"-o {out}/bouncer_{card}_hw_emu.xclbin {xo}"))
         pats.append(q(f"emconfigutil --platform {platform} --od {out}"))
     return pats
+
+
+def xup_tree(sb, rel="xup", platform=None):
+    """A stand-in checkout of Xilinx/xup_vitis_network_example after
+    make -C Ethernet all DEVICE=<platform> INTERFACE=0: the files build_xclbin.sh reads, where
+    that repository has them (Ethernet/post_sys_link.tcl; Ethernet/Makefile writes
+    _x.<platform>/cmac_0.xo with Ethernet/package_cmac.tcl). No Ethernet/cmac: the current tree
+    has no CMAC IP submodule."""
+    for f in ("Ethernet/Makefile", "Ethernet/package_cmac.tcl", "Ethernet/bd_cmac.tcl",
+              "Ethernet/post_sys_link.tcl", f"Ethernet/_x.{platform}/cmac_0.xo"):
+        sb.file(f"{rel}/{f}")
+    return os.path.join(sb.dir, rel)
 
 
 def case_dry_run_build(card):
@@ -211,7 +240,7 @@ def case_dry_run_build_async(sb):
     text = run_ok(sb, [BUILD, "--card", "u55c", "--async-streams", "1", "--loopback", "--out", out, "--dry-run"])
     cmds = commands(text)
     expect(re.search(r"--async-streams 1 ", cmds[1]), cmds[1])
-    expect(" --kernel_frequency '0:250|1:322' " in cmds[2], cmds[2])
+    expect(" --kernel_frequency '0:300|1:322' " in cmds[2], cmds[2])
     run_fail(sb, [BUILD, "--card", "u55c", "--async-streams", "1", "--kernel-mhz", "400", "--loopback", "--dry-run"], 1,
              r"--async-streams 1 needs --kernel-mhz 333 or less")
     expect(re.search(r"--config \S+/link_loopback\.cfg", cmds[2]) and "cmac_0.xo" not in cmds[2], cmds[2])
@@ -244,7 +273,10 @@ def case_dry_run_flash(sb):
     text = run_ok(sb, [FLASH, "--device", BDF_MGMT, "--base", "--image", "xilinx-u250-gen3x16-base", "--dry-run"])
     expect_sequence(commands(text), base + [q(f"xbmgmt program --device {BDF_MGMT} --base --image xilinx-u250-gen3x16-base")])
     text = run_ok(sb, [FLASH, "--device", BDF_MGMT, "--mcs", "/lab/s.mcs", "--dry-run"])
-    expect_sequence(commands(text), base + [q(f"xbmgmt program --device {BDF_MGMT} --base shell --image /lab/s.mcs")])
+    expect_sequence(commands(text), base + [q(f"xbmgmt program --device {BDF_MGMT} --base=shell --image /lab/s.mcs")])
+    text = run_ok(sb, [FLASH, "--device", BDF_MGMT, "--shell", "/lab/partition.xsabin", "--dry-run"])
+    expect_sequence(commands(text), base + [q(f"xbmgmt program --device {BDF_MGMT} --shell /lab/partition.xsabin")])
+    expect("cold reboot" not in text, "--shell needs no reboot")
     text = run_ok(sb, [FLASH, "--device", BDF_MGMT, "--mcs", "/lab/s.mcs", "--xbflash", "--dry-run"])
     expect_sequence(commands(text), [q(f"xbflash.qspi --primary /lab/s.mcs --card {BDF_MGMT}")])
     text = run_ok(sb, [FLASH, "--device", BDF_MGMT, "--mcs", "/lab/o.mcs", "--xbflash", "--bar", "2",
@@ -275,6 +307,9 @@ def case_usage(sb):
     run_fail(sb, [FLASH, "--device", BDF_MGMT, "--base", "--xbflash"], 1, r"--xbflash goes with --mcs")
     run_fail(sb, [FLASH, "--device", BDF_MGMT, "--mcs", "a.mcs", "--bar", "2"], 1, r"go with --xbflash")
     run_fail(sb, [FLASH, "--device", BDF_MGMT, "--nonsense"], 1, r"unknown argument '--nonsense'")
+    run_fail(sb, [FLASH, "--device", BDF_MGMT, "--shell", "p.xsabin", "--base"], 1, r"only one of")
+    run_fail(sb, [BUILD, "--card", "u250", "--kernel-mhz", "fast", "--loopback", "--dry-run"], 1,
+             r"--kernel-mhz must be a whole number")
 
 
 def case_missing_build_vivado(sb):
@@ -293,7 +328,7 @@ def case_missing_build_platform(sb):
 
 
 def case_missing_build_cmac(sb):
-    sb.fake("vivado", "v++", "platforminfo")
+    sb.fake("vivado", "v++", "platforminfo", "xclbinutil")
     run_fail(sb, [BUILD, "--card", "u250", "--xup", os.path.join(sb.dir, "noxup")], 2,
              r"xup CMAC kernel .*not found: .*/noxup/Ethernet/_x\.xilinx_u250_gen3x16_xdma_4_1_202210_1/cmac_0\.xo")
 
@@ -357,8 +392,10 @@ def case_fake_run_flash(sb):
     sb.fake("xbmgmt", "xbflash.qspi")
     sb.device(BDF_MGMT)
     mcs = sb.file("img/shell.mcs")
+    plp = sb.file("img/partition.xsabin")
     for args in ([FLASH, "--device", BDF_MGMT, "--base"],
                  [FLASH, "--device", BDF_MGMT, "--mcs", mcs],
+                 [FLASH, "--device", BDF_MGMT, "--shell", plp],
                  [FLASH, "--device", BDF_MGMT, "--revert-to-golden"]):
         if os.path.exists(sb.log):
             os.remove(sb.log)
@@ -375,23 +412,68 @@ def case_fake_run_flash(sb):
         run_fail(sb, [FLASH, "--device", BDF_MGMT, "--mcs", mcs, "--xbflash"], 2, r"must run as root")
 
 
+BUILD_FAKES = ("vivado", "v++", "platforminfo", "emconfigutil", "xclbinutil")
+
+
 def case_fake_run_build(sb):
-    sb.fake("vivado", "v++", "platforminfo", "emconfigutil")
-    xup = os.path.join(sb.dir, "xup")
+    """A run against a stand-in xup tree laid out as the real one, with --xup and --out given
+    relative to the current directory: every path reaches the tools absolute."""
+    sb.fake(*BUILD_FAKES)
     platform = PLATFORMS["u55c"][1]
-    sb.file(f"xup/Ethernet/_x.{platform}/cmac_0.xo")
-    sb.file("xup/post_sys_link.tcl")
-    os.makedirs(os.path.join(xup, "Ethernet", "cmac"), exist_ok=True)
+    xup = xup_tree(sb, "xup", platform)
     out = os.path.join(sb.dir, "out")
-    args = [BUILD, "--card", "u55c", "--xup", xup, "--out", out]
-    planned = commands(run_ok(sb, args + ["--dry-run"]))
-    text = run_ok(sb, args)
+    args = [BUILD, "--card", "u55c", "--xup", "xup", "--out", "./out"]
+    planned = commands(run_ok(sb, args + ["--dry-run"], cwd=sb.dir))
+    expect_sequence(planned, build_patterns("u55c", out, xup))
+    text = run_ok(sb, args, cwd=sb.dir)
     ran = [l for l in sb.logged() if not l.startswith("platforminfo")]
     expect(ran == planned[1:], "ran:\n  " + "\n  ".join(ran) + "\nplanned:\n  " + "\n  ".join(planned))
     expect(os.path.isfile(os.path.join(out, "bouncer_u55c.xclbin")), "no xclbin")
     expect(f"xclbin: {out}/bouncer_u55c.xclbin" in text, "xclbin path not reported")
+    expect("CMAC licence: cmac_usplus synthesised" in text, "licence check not reported")
+    expect("kernel clock: ap_clk 300 MHz as requested" in text, "achieved clock not reported")
+    expect("--clock-mhz 300" in text, "next steps without the kernel clock")
     # hw_emu needs XILINX_XRT
     run_fail(sb, [BUILD, "--card", "u55c", "--target", "hw_emu", "--out", out], 2, r"XILINX_XRT is not set")
+
+
+def case_fake_run_build_no_license(sb):
+    """No CMAC licence: exit 2 naming it, before the kernel is packaged or linked."""
+    sb.fake(*BUILD_FAKES)
+    xup = xup_tree(sb, "xup", PLATFORMS["u280"][1])
+    out = os.path.join(sb.dir, "out")
+    run_fail(sb, [BUILD, "--card", "u280", "--xup", xup, "--out", out], 2,
+             r"^build_xclbin\.sh: no licence for the 100G CMAC \(feature cmac_usplus.*: A valid license was not found",
+             env={"FAKE_LICENSE": "missing: ERROR: A valid license was not found for feature 'cmac_usplus'"})
+    ran = [l for l in sb.logged() if not l.startswith("platforminfo")]
+    expect(len(ran) == 1 and "check_cmac_license.tcl" in ran[0], f"ran past the licence check: {ran}")
+    # a probe that failed for another reason is a failed step (exit 1), not a missing licence
+    os.remove(sb.log)
+    run_fail(sb, [BUILD, "--card", "u280", "--xup", xup, "--out", out], 1, r"the licence check failed: error: boom",
+             env={"FAKE_LICENSE": "error: boom"})
+    # --skip-license-check and --loopback run no probe
+    for extra in (["--skip-license-check"], ["--loopback"]):
+        os.remove(sb.log)
+        run_ok(sb, [BUILD, "--card", "u280", "--xup", xup, "--out", out] + extra,
+               env={"FAKE_LICENSE": "missing: x"})
+        expect(not any("check_cmac_license" in l for l in sb.logged()), f"{extra}: probe ran")
+
+
+def case_fake_run_build_lower_clock(sb):
+    """v++ closed timing only at a lower kernel clock: exit 1 naming both figures, unless
+    --accept-lower-clock, which keeps the xclbin and passes the achieved clock on."""
+    sb.fake(*BUILD_FAKES)
+    xup = xup_tree(sb, "xup", PLATFORMS["u250"][1])
+    out = os.path.join(sb.dir, "out")
+    args = [BUILD, "--card", "u250", "--xup", xup, "--out", out]
+    run_fail(sb, args, 1, r"v\+\+ lowered the kernel clock: ap_clk 283 MHz \(asked for 300\).*--kernel-mhz 283",
+             env={"FAKE_DATA_MHZ": "283"})
+    text = run_ok(sb, args + ["--accept-lower-clock"], env={"FAKE_DATA_MHZ": "283"})
+    expect("warning: v++ lowered the kernel clock" in text and "--clock-mhz 283" in text, text)
+    # an explicit request that was met passes; async streams also check ap_clk_2 (KERNEL clock)
+    run_ok(sb, args + ["--kernel-mhz", "250"], env={"FAKE_DATA_MHZ": "250"})
+    run_fail(sb, args + ["--async-streams", "1"], 1, r"ap_clk_2 300 MHz \(asked for 322\)",
+             env={"FAKE_KERNEL_MHZ": "300"})
 
 
 def case_shellcheck(sb):
@@ -427,6 +509,8 @@ CASES = {
     "fake_run_program": case_fake_run_program,
     "fake_run_flash": case_fake_run_flash,
     "fake_run_build": case_fake_run_build,
+    "fake_run_build_no_license": case_fake_run_build_no_license,
+    "fake_run_build_lower_clock": case_fake_run_build_lower_clock,
     "shellcheck": case_shellcheck,
 }
 
