@@ -169,12 +169,13 @@ std::optional<std::string> serve_config_error(const ServeConfig& c) {
       return at + ": auto_reject backlog needs a backlog N > 0";
     }
     if (l.mac == MacAddr{} || (l.mac[0] & 1) != 0) {
-      return fmt::format("{}: mac {} is not a unicast address (the port's MAC, source of the "
-                         "listener's frames)",
-                         at, mac_str(l.mac));
+      return fmt::format(
+          "{}: mac {} is not a unicast address (the port's MAC, source of the "
+          "listener's frames)",
+          at, mac_str(l.mac));
     }
-    if (auto e = serve_pd_error(l, c.stop_after, c.unsafe_wire_pd, at + ": pd",
-                                at + ": template_pd")) {
+    if (auto e =
+            serve_pd_error(l, c.stop_after, c.unsafe_wire_pd, at + ": pd", at + ": template_pd")) {
       return e;
     }
   }
@@ -306,11 +307,10 @@ int serve(Device& d, const ServeConfig& c, const ServeHooks& h) {
         return 1;
       }
     }
-    emit(fmt::format(
-        R"({{"event":"listening","ip":"{}","mac":"{}","port":{},"listener":{},)"
-        R"("fin_policy":"{}","auto_reject":"{}","template_pd_hex":"{}"{}}})",
-        ip_str(l.ip), mac_str(l.mac), l.port, c.install ? "true" : "false", l.fin_policy,
-        l.auto_reject, hex(templates[i]), h.listening_extra));
+    emit(fmt::format(R"({{"event":"listening","ip":"{}","mac":"{}","port":{},"listener":{},)"
+                     R"("fin_policy":"{}","auto_reject":"{}","template_pd_hex":"{}"{}}})",
+                     ip_str(l.ip), mac_str(l.mac), l.port, c.install ? "true" : "false",
+                     l.fin_policy, l.auto_reject, hex(templates[i]), h.listening_extra));
   }
 
   if (h.started) h.started();
@@ -384,13 +384,12 @@ int serve(Device& d, const ServeConfig& c, const ServeHooks& h) {
     if (st.offset < regs::reg::STAT_RX_FRAMES || st.value == 0) continue;
     counters += fmt::format("{}\"{}\":{}", counters.empty() ? "" : ",", st.name + 5, st.value);
   }
-  emit(fmt::format(
-      R"({{"event":"summary","stop":"{}","requests":{},"rejects_ok":{},"cm_conns":{},)"
-      R"("terminal_closed":{},"terminal_reset":{},"terminal_rtx_exhausted":{},)"
-      R"("terminal_timeout":{}{},"hw":{{{}}}}})",
-      stop_reason, requests, rejects_ok, d.cm_conns(), s.terminal.closed, s.terminal.reset,
-      s.terminal.rtx_exhausted, s.terminal.timeout, h.summary_extra ? h.summary_extra() : "",
-      counters));
+  emit(fmt::format(R"({{"event":"summary","stop":"{}","requests":{},"rejects_ok":{},"cm_conns":{},)"
+                   R"("terminal_closed":{},"terminal_reset":{},"terminal_rtx_exhausted":{},)"
+                   R"("terminal_timeout":{}{},"hw":{{{}}}}})",
+                   stop_reason, requests, rejects_ok, d.cm_conns(), s.terminal.closed,
+                   s.terminal.reset, s.terminal.rtx_exhausted, s.terminal.timeout,
+                   h.summary_extra ? h.summary_extra() : "", counters));
   return rc;
 }
 

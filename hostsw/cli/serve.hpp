@@ -31,8 +31,8 @@ inline constexpr const char* kServeDefaultTemplatePd = "bouncer: refused by list
 struct ServeListener {
   uint32_t ip = 0;  // host order (0x0A000002 = 10.0.0.2); 0: every local address
   uint16_t port = 20049;
-  MacAddr mac{};                           // the listener's MAC: source of its frames
-  std::string pd = kServeDefaultPd;        // reject PD text; every "%n" = the request's ordinal
+  MacAddr mac{};                     // the listener's MAC: source of its frames
+  std::string pd = kServeDefaultPd;  // reject PD text; every "%n" = the request's ordinal
   std::string template_pd = kServeDefaultTemplatePd;  // auto-reject PD (text)
   std::string fin_policy = "siw";                     // siw | irdma | abort
   std::string auto_reject = "off";                    // off | all | backlog | ird-ord

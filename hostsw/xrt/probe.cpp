@@ -115,6 +115,19 @@ ProbeReport probe_cards(const std::string& only_bdf, const std::string& sysfs_ro
   return rep;
 }
 
+std::optional<double> kernel_clock_of(const std::vector<XclbinClock>& clocks) {
+  constexpr unsigned kData = 1, kKernel = 2;  // xclbin.h CLOCK_TYPE
+  for (unsigned want : {kData, kKernel}) {
+    for (const XclbinClock& c : clocks) {
+      if (c.type == want) {
+        if (c.mhz == 0) return std::nullopt;
+        return static_cast<double>(c.mhz);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 std::string format_probe_report(const ProbeReport& p) {
   std::string s;
   s += fmt::format("XRT backend: {}\n", p.backend_built ? "built in" : "not built");

@@ -152,15 +152,14 @@ int run_bridge_mode(const SimOptions& o) {
         const sim::DgramBridgeStats& b = bridge->stats();
         const uint64_t cycles = hal.now_cycles() - c0;
         const double cpu = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
-        return fmt::format(
-            R"(,"frames_to_bouncer":{},"frames_from_bouncer":{},)"
-            R"("send_errors":{},"foreign_datagrams":{},"cycles":{},"wall_s":{:.3f},)"
-            R"("cycles_per_s":{:.0f},"cpu_s":{:.3f},"cycles_per_cpu_s":{:.0f},)"
-            R"("bare_cycles_per_cpu_s":{:.0f},"cost_vs_bare":{:.3f})",
-            b.received, b.sent, b.send_errors, b.foreign, cycles, wall(),
-            wall() > 0 ? static_cast<double>(cycles) / wall() : 0.0, cpu,
-            cpu > 0 ? static_cast<double>(cycles) / cpu : 0.0, speed.bare().cycles_per_cpu_s(),
-            speed.cost(cycles, cpu));
+        return fmt::format(R"(,"frames_to_bouncer":{},"frames_from_bouncer":{},)"
+                           R"("send_errors":{},"foreign_datagrams":{},"cycles":{},"wall_s":{:.3f},)"
+                           R"("cycles_per_s":{:.0f},"cpu_s":{:.3f},"cycles_per_cpu_s":{:.0f},)"
+                           R"("bare_cycles_per_cpu_s":{:.0f},"cost_vs_bare":{:.3f})",
+                           b.received, b.sent, b.send_errors, b.foreign, cycles, wall(),
+                           wall() > 0 ? static_cast<double>(cycles) / wall() : 0.0, cpu,
+                           cpu > 0 ? static_cast<double>(cycles) / cpu : 0.0,
+                           speed.bare().cycles_per_cpu_s(), speed.cost(cycles, cpu));
       };
       if (serve(*dev, sc, h) != 0) rc = 1;
     });
