@@ -214,7 +214,8 @@ std::optional<ServeConfig> serve_config(const CardOptions& o, const char* who) {
   if (o.serve->count("--max-wall") > 0 || o.config.empty()) c.max_wall_s = o.max_wall_s;
   if (o.unsafe_wire_pd) c.unsafe_wire_pd = true;
   if (auto e = serve_config_error(c)) {
-    fmt::print(stderr, "{}: {}\n", who, *e);
+    fmt::print(stderr, "{}: {}{}\n", who, o.config.empty() ? "" : "--config " + o.config + ": ",
+               *e);
     return std::nullopt;
   }
   if (o.mac_filter && c.listeners.size() != 1) {

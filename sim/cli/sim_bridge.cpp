@@ -85,6 +85,7 @@ int run_bridge_mode(const SimOptions& o) {
 
   sim::PlatformConfig pc;
   pc.data_width = o.width;
+  pc.clock_mhz = o.clock_mhz;
   pc.mem_latency_cycles = o.mem_latency;
   pc.seed = o.seed;
   pc.pcap_path = o.pcap;

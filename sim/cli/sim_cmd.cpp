@@ -139,6 +139,10 @@ void add_sim_options(CLI::App& app, SimOptions& o) {
   app.add_option("--width", o.width, "TX data width in bits")
       ->check(CLI::IsMember({64u, 512u}))
       ->capture_default_str();
+  app.add_option("--clock-mhz", o.clock_mhz,
+                 "Simulated core clock in MHz (pcap timestamps; --mode selftest measures it)")
+      ->check(CLI::Range(1.0, 1000.0))
+      ->capture_default_str();
   app.add_option("--peer-pd-len", o.peer_pd_len, "Private data bytes of each MPA request (peer)")
       ->check(CLI::Range(0u, 508u))
       ->capture_default_str();
@@ -282,6 +286,7 @@ std::string SimSpeed::line(uint64_t cycles, double wall_s, double cpu_s) const {
 sim::PlatformConfig platform_config(const SimOptions& o) {
   sim::PlatformConfig pc;
   pc.data_width = o.width;
+  pc.clock_mhz = o.clock_mhz;
   pc.mem_latency_cycles = o.mem_latency;
   pc.tx_ready_prob = o.tx_ready;
   pc.seed = o.seed;

@@ -39,6 +39,7 @@ struct SimOptions {
   std::optional<std::string> pd_text;
   std::optional<unsigned> vlan;  // context mode only
   unsigned width = 64;
+  double clock_mhz = 250.0;  // the simulated core clock (pcap timestamps, selftest's clock check)
   uint64_t mem_latency = 200;
   double tx_ready = 1.0;
   std::string pcap = "out/demo.pcap";
