@@ -43,6 +43,9 @@ struct FaultState {
   void record(const std::string& what, const char* why) {
     if (!fault) fault = make_error(Errc::kHardware, fmt::format("xrt: {}: {}", what, why));
   }
+  void record(Error e) {
+    if (!fault) fault = std::move(e);
+  }
 };
 
 class XrtDmaBuffer final : public hal::DmaBuffer {
@@ -113,6 +116,18 @@ std::optional<std::pair<unsigned, std::string>> host_bank_of(const mem_topology*
   return std::nullopt;
 }
 
+// Sleeping costs tens of microseconds of scheduler latency: spin for the short waits the
+// pollers use, sleep for the long ones.
+void sleep_or_spin(std::chrono::nanoseconds ns) {
+  if (ns <= std::chrono::nanoseconds::zero()) return;
+  if (ns < std::chrono::microseconds(200)) {
+    const auto until = std::chrono::steady_clock::now() + ns;
+    while (std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  } else {
+    std::this_thread::sleep_for(ns);
+  }
+}
+
 }  // namespace
 
 struct XrtDevice::Impl {
@@ -121,6 +136,7 @@ struct XrtDevice::Impl {
   xrt::ip ip;
   XrtInfo info;
   double cycles_per_ns = 0.25;
+  std::chrono::nanoseconds max_wait{};
   std::shared_ptr<FaultState> fs = std::make_shared<FaultState>();
   std::mutex cycle_mu;  // a CYCLE_LO read latches CYCLE_HI: one pair at a time
 };
@@ -196,6 +212,7 @@ Result<std::unique_ptr<XrtDevice>> XrtDevice::open(const XrtOptions& o) {
                                                                     : kDefaultKernelClockMhz;
     impl->cycles_per_ns = impl->info.kernel_clock_mhz / 1000.0;
     impl->info.cmac_ip = o.cmac_ip;
+    impl->max_wait = o.max_wait;
     stage = "querying the device";
     impl->info.bdf = impl->dev.get_info<xrt::info::device::bdf>();
     impl->info.name = impl->dev.get_info<xrt::info::device::name>();
@@ -342,20 +359,18 @@ Result<std::unique_ptr<hal::DmaBuffer>> XrtDevice::alloc_dma(size_t bytes, size_
 
 void XrtDevice::wait_cycles(uint64_t cycles) {
   if (cycles == 0) return;
-  wait_for(std::chrono::nanoseconds(
-      static_cast<int64_t>(static_cast<double>(cycles) / impl_->cycles_per_ns) + 1));
+  auto w = bounded_wait(
+      static_cast<double>(cycles) / impl_->cycles_per_ns * 1e-9, impl_->max_wait,
+      fmt::format("wait_cycles({}) at {:.3f} MHz", cycles, impl_->cycles_per_ns * 1e3));
+  if (w.error) impl_->fs->record(std::move(*w.error));
+  sleep_or_spin(w.wait);
 }
 
 void XrtDevice::wait_for(std::chrono::nanoseconds ns) {
-  if (ns <= std::chrono::nanoseconds::zero()) return;
-  // Sleeping costs tens of microseconds of scheduler latency: spin for the short waits the
-  // pollers use, sleep for the long ones.
-  if (ns < std::chrono::microseconds(200)) {
-    const auto until = std::chrono::steady_clock::now() + ns;
-    while (std::chrono::steady_clock::now() < until) std::this_thread::yield();
-  } else {
-    std::this_thread::sleep_for(ns);
-  }
+  auto w = bounded_wait(std::chrono::duration<double>(ns).count(), impl_->max_wait,
+                        fmt::format("wait_for({} ns)", ns.count()));
+  if (w.error) impl_->fs->record(std::move(*w.error));
+  sleep_or_spin(w.wait);
 }
 
 std::chrono::nanoseconds XrtDevice::host_now() {

@@ -245,6 +245,25 @@ TEST(XclbinClock, DataClockIsApClk) {
   EXPECT_FALSE(card::kernel_clock_of({}));
 }
 
+// Every wait of the XRT backend has a bound on the host clock: beyond it the wait is cut and
+// the backend keeps a kTimeout naming the wait (the cycle count of a garbage register, say).
+TEST(XrtWaitBound, LongWaitsAreCutAndNamed) {
+  using namespace std::chrono_literals;
+  auto ok = card::bounded_wait(0.0015, 60s, "wait_cycles(375000) at 250.000 MHz");
+  EXPECT_EQ(ok.wait, 1500us);
+  EXPECT_FALSE(ok.error);
+  EXPECT_EQ(card::bounded_wait(0, 60s, "x").wait, 0ns);
+  auto cut = card::bounded_wait(1.8446744073709552e19 / 250e6, 60s,
+                                "wait_cycles(18446744073709551615) at 250.000 MHz");
+  EXPECT_EQ(cut.wait, 60s) << "cut at the bound, no overflow";
+  ASSERT_TRUE(cut.error);
+  EXPECT_EQ(cut.error->code, Errc::kTimeout);
+  EXPECT_NE(cut.error->message.find("wait_cycles(18446744073709551615) at 250.000 MHz"),
+            std::string::npos)
+      << cut.error->message;
+  EXPECT_NE(cut.error->message.find("bound of 60.000 s"), std::string::npos);
+}
+
 // ---------------------------------------------------------------- CMAC
 // The CMAC kernel's map as a fake: registers, the counters' live values copied to the
 // readable ones at a STAT_PM_TICK write, a link that comes up after some polls.

@@ -15,6 +15,7 @@
 // so the driver's next ID check or completion wait fails cleanly.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -38,6 +39,10 @@ struct XrtOptions {
   /// and the clock check use it. 0: the xclbin's (its CLOCK_FREQ_TOPOLOGY, kernel_clock_of),
   /// else 250 MHz when the xclbin has none.
   double kernel_clock_mhz = 0;
+  /// Bound of any one wait of this backend (wait_cycles, wait_for) on the host's steady
+  /// clock. A longer wait is a caller's bug (a cycle count from a garbage register, a
+  /// wrong clock): it is cut at the bound and kept as a kTimeout fault() naming the wait.
+  std::chrono::nanoseconds max_wait = std::chrono::seconds(60);
   /// The CMAC kernel's compute unit (xup_vitis_network_example's cmac_0), for open_cmac().
   std::string cmac_ip = "cmac_0:{cmac_0}";
 };
@@ -85,14 +90,15 @@ class XrtDevice final : public hal::Device {
   /// host_only xrt::bo in the HOST bank, zeroed, mapped; aligned to `align` (XRT gives
   /// pages; larger alignments are carved out of a larger buffer).
   Result<std::unique_ptr<hal::DmaBuffer>> alloc_dma(size_t bytes, size_t align) override;
-  /// Sleeps cycles / kernel clock (short waits spin on the steady clock).
+  /// Sleeps cycles / kernel clock (short waits spin on the steady clock), at most
+  /// XrtOptions::max_wait (bounded_wait).
   void wait_cycles(uint64_t cycles) override;
   /// The kernel's CYCLE_LO/CYCLE_HI counter (one pair of reads at a time: reading CYCLE_LO
   /// latches CYCLE_HI). Diagnostics only; the driver's deadlines use host_now().
   uint64_t now_cycles() override;
   /// std::chrono::steady_clock.
   std::chrono::nanoseconds host_now() override;
-  /// Sleeps `d` (short waits spin on the steady clock).
+  /// Sleeps `d` (short waits spin on the steady clock), at most XrtOptions::max_wait.
   void wait_for(std::chrono::nanoseconds d) override;
   const char* name() const override { return "xrt"; }
 
@@ -137,6 +143,14 @@ ProbeReport probe_cards(const std::string& only_bdf = {}, const std::string& sys
 
 /// The report as text; ends with what to do when nothing is usable.
 std::string format_probe_report(const ProbeReport& p);
+
+/// A wait of `want` seconds of host time, as the backend does it: at most `bound`; beyond
+/// it (or not a finite number) the bound, and a kTimeout error naming `what` and both figures.
+struct BoundedWait {
+  std::chrono::nanoseconds wait{};
+  std::optional<Error> error;
+};
+BoundedWait bounded_wait(double want_s, std::chrono::nanoseconds bound, const std::string& what);
 
 namespace detail {
 /// XRT's own view: indices and BDFs of the devices it can open (backend only).
