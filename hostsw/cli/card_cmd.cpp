@@ -143,6 +143,7 @@ int run_bench(const CardOptions& o) {
   cfg.loopback = true;  // nothing leaves the card: the rejects are dropped at its own RX
   auto xrt = open_card(o, "bouncer card bench");
   if (!xrt) return kExitCannotRun;
+  cfg.clock_mhz = xrt->info().kernel_clock_mhz;
   int rc = 0;
   {
     DeviceConfig dc = card_device_config(xrt->info());
