@@ -130,6 +130,7 @@ class ProbeBench {
       r.rev = rev;
       r.width = dev_.caps().data_bytes * 8;
       r.mem_latency = cfg_.mem_latency;
+      r.clock_mhz = cfg_.clock_mhz;
       r.outstanding = k;
       r.sqs = sqs;
       fill_stats(r, *v);
@@ -286,9 +287,10 @@ std::string probe_bench_jsonl(const std::vector<ProbeLatency>& recs) {
     s += fmt::format(
         "{{\"kind\": \"latency\", \"stage\": \"{}\", \"path\": \"{}\", \"pd_len\": {}, \"rev\": "
         "{}, \"width\": {}, \"mem_latency\": {}, \"outstanding\": {}, \"sqs\": {}, \"min\": {}, "
-        "\"median\": {}, \"p99\": {}, \"max\": {}, \"samples\": {}, \"source\": \"probes\"}}\n",
+        "\"median\": {}, \"p99\": {}, \"max\": {}, \"samples\": {}, \"clock_mhz\": {:.6g}, "
+        "\"source\": \"probes\"}}\n",
         r.stage, r.path, r.pd_len, r.rev, r.width, r.mem_latency, r.outstanding, r.sqs, r.min,
-        r.median, r.p99, r.max, r.samples);
+        r.median, r.p99, r.max, r.samples, r.clock_mhz);
   }
   return s;
 }

@@ -459,4 +459,38 @@ std::string format_selftest_report(const SelftestReport& r) {
   return s;
 }
 
+Result<ClockMeasurement> measure_core_clock(hal::Device& hal, std::chrono::nanoseconds window) {
+  if (window <= std::chrono::nanoseconds::zero()) {
+    return make_error(Errc::kInvalidArgument, "clock measurement: the window must be positive");
+  }
+  const uint64_t c0 = hal.now_cycles();
+  const std::chrono::nanoseconds h0 = hal.host_now();
+  hal.wait_for(window);
+  const uint64_t c1 = hal.now_cycles();
+  const std::chrono::nanoseconds h1 = hal.host_now();
+  if (c1 <= c0 || h1 <= h0) {
+    return make_error(Errc::kHardware,
+                      fmt::format("clock measurement: the cycle counter went from {} to {} in "
+                                  "{} ns of host time (core clock stopped or no device)",
+                                  c0, c1, (h1 - h0).count()));
+  }
+  ClockMeasurement m;
+  m.cycles = c1 - c0;
+  m.host = h1 - h0;
+  m.mhz = static_cast<double>(m.cycles) * 1e3 / static_cast<double>(m.host.count());
+  return m;
+}
+
+std::optional<std::string> clock_mismatch(double measured_mhz, double expected_mhz,
+                                          double tolerance) {
+  if (!(expected_mhz > 0)) return std::nullopt;
+  const double rel = (measured_mhz - expected_mhz) / expected_mhz;
+  if (rel <= tolerance && rel >= -tolerance) return std::nullopt;
+  return fmt::format(
+      "the core clock measures {:.3f} MHz, {:+.1f} % off the {:.3f} MHz assumed "
+      "(timers, the DMA watchdog and latency figures in ns are off by as much): "
+      "give --clock-mhz, or check the xclbin's kernel_frequency",
+      measured_mhz, rel * 100, expected_mhz);
+}
+
 }  // namespace bouncer

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -113,6 +114,35 @@ ProbeReport probe_cards(const std::string& only_bdf, const std::string& sysfs_ro
     detail::xrt_enumerate(only_bdf, rep);
   }
   return rep;
+}
+
+BoundedWait bounded_wait(double want_s, std::chrono::nanoseconds bound, const std::string& what) {
+  BoundedWait w;
+  const double bound_s = std::chrono::duration<double>(bound).count();
+  if (want_s <= 0) return w;  // nothing to wait (a NaN fails the next test)
+  if (want_s <= bound_s) {
+    w.wait = std::chrono::nanoseconds(static_cast<int64_t>(std::ceil(want_s * 1e9)));
+    return w;
+  }
+  w.wait = bound;
+  w.error = make_error(Errc::kTimeout,
+                       fmt::format("xrt: {}: {} s asked for, more than the backend's bound of "
+                                   "{:.3f} s (XrtOptions::max_wait); cut at the bound",
+                                   what, want_s, bound_s));
+  return w;
+}
+
+std::optional<double> kernel_clock_of(const std::vector<XclbinClock>& clocks) {
+  constexpr unsigned kData = 1, kKernel = 2;  // xclbin.h CLOCK_TYPE
+  for (unsigned want : {kData, kKernel}) {
+    for (const XclbinClock& c : clocks) {
+      if (c.type == want) {
+        if (c.mhz == 0) return std::nullopt;
+        return static_cast<double>(c.mhz);
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 std::string format_probe_report(const ProbeReport& p) {

@@ -43,6 +43,9 @@ struct FaultState {
   void record(const std::string& what, const char* why) {
     if (!fault) fault = make_error(Errc::kHardware, fmt::format("xrt: {}: {}", what, why));
   }
+  void record(Error e) {
+    if (!fault) fault = std::move(e);
+  }
 };
 
 class XrtDmaBuffer final : public hal::DmaBuffer {
@@ -113,6 +116,18 @@ std::optional<std::pair<unsigned, std::string>> host_bank_of(const mem_topology*
   return std::nullopt;
 }
 
+// Sleeping costs tens of microseconds of scheduler latency: spin for the short waits the
+// pollers use, sleep for the long ones.
+void sleep_or_spin(std::chrono::nanoseconds ns) {
+  if (ns <= std::chrono::nanoseconds::zero()) return;
+  if (ns < std::chrono::microseconds(200)) {
+    const auto until = std::chrono::steady_clock::now() + ns;
+    while (std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  } else {
+    std::this_thread::sleep_for(ns);
+  }
+}
+
 }  // namespace
 
 struct XrtDevice::Impl {
@@ -121,6 +136,7 @@ struct XrtDevice::Impl {
   xrt::ip ip;
   XrtInfo info;
   double cycles_per_ns = 0.25;
+  std::chrono::nanoseconds max_wait{};
   std::shared_ptr<FaultState> fs = std::make_shared<FaultState>();
   std::mutex cycle_mu;  // a CYCLE_LO read latches CYCLE_HI: one pair at a time
 };
@@ -132,12 +148,11 @@ Result<std::unique_ptr<XrtDevice>> XrtDevice::open(const XrtOptions& o) {
     return make_error(Errc::kInvalidArgument,
                       "xrt: no device given (a user-PF BDF such as 0000:3b:00.1, or an index)");
   }
-  if (!(o.kernel_clock_mhz > 0.0)) {
+  if (!(o.kernel_clock_mhz >= 0.0)) {
     return make_error(Errc::kInvalidArgument,
-                      fmt::format("xrt: kernel clock {} MHz is not positive", o.kernel_clock_mhz));
+                      fmt::format("xrt: kernel clock {} MHz is negative", o.kernel_clock_mhz));
   }
   auto impl = std::make_unique<Impl>();
-  impl->cycles_per_ns = o.kernel_clock_mhz / 1000.0;
   std::string stage;
   try {
     xrt::xclbin xb;
@@ -180,6 +195,28 @@ Result<std::unique_ptr<XrtDevice>> XrtDevice::open(const XrtOptions& o) {
                         fmt::format("xrt: {}: {}{}", stage, e.what(),
                                     names.empty() ? "" : " (IPs in the xclbin: " + names + ")"));
     }
+    stage = "reading the xclbin's clock topology";
+    try {
+      const auto* clk = impl->dev.get_xclbin_section<const clock_freq_topology*>(
+          axlf_section_kind::CLOCK_FREQ_TOPOLOGY, impl->uuid);
+      if (clk != nullptr) {
+        std::vector<XclbinClock> clocks;
+        for (int16_t i = 0; i < clk->m_count; ++i) {
+          const clock_freq& f = clk->m_clock_freq[i];
+          clocks.push_back(
+              {std::string(f.m_name, strnlen(f.m_name, sizeof f.m_name)), f.m_type, f.m_freq_Mhz});
+        }
+        impl->info.xclbin_clock_mhz = kernel_clock_of(clocks).value_or(0.0);
+      }
+    } catch (const std::exception&) {
+      // No such section: the clock comes from the options or the default (info says which).
+    }
+    impl->info.kernel_clock_mhz = o.kernel_clock_mhz > 0            ? o.kernel_clock_mhz
+                                  : impl->info.xclbin_clock_mhz > 0 ? impl->info.xclbin_clock_mhz
+                                                                    : kDefaultKernelClockMhz;
+    impl->cycles_per_ns = impl->info.kernel_clock_mhz / 1000.0;
+    impl->info.cmac_ip = o.cmac_ip;
+    impl->max_wait = o.max_wait;
     stage = "querying the device";
     impl->info.bdf = impl->dev.get_info<xrt::info::device::bdf>();
     impl->info.name = impl->dev.get_info<xrt::info::device::name>();
@@ -206,6 +243,62 @@ XrtDevice::~XrtDevice() {
 const XrtInfo& XrtDevice::info() const { return impl_->info; }
 
 const std::optional<Error>& XrtDevice::fault() const { return impl_->fs->fault; }
+
+namespace {
+
+// The CMAC kernel's registers through its own xrt::ip. An XRT failure is kept like the
+// device's (the first one), and reads then return all ones, which decode as a link down.
+class XrtCmacRegisters final : public cmac::CmacRegisters {
+ public:
+  XrtCmacRegisters(xrt::ip ip, std::string name, std::shared_ptr<FaultState> fs)
+      : ip_(std::move(ip)), name_(std::move(name)), fs_(std::move(fs)) {}
+  uint32_t read32(uint32_t offset) override {
+    if (fs_->fault) return kAllOnes;
+    try {
+      return ip_.read_register(offset);
+    } catch (...) {
+      fs_->record(fmt::format("{}: register read at 0x{:04X}", name_, offset),
+                  what_of(std::current_exception()));
+      return kAllOnes;
+    }
+  }
+  void write32(uint32_t offset, uint32_t value) override {
+    if (fs_->fault) return;
+    try {
+      ip_.write_register(offset, value);
+    } catch (...) {
+      fs_->record(fmt::format("{}: register write of 0x{:08X} at 0x{:04X}", name_, value, offset),
+                  what_of(std::current_exception()));
+    }
+  }
+  std::chrono::nanoseconds host_now() override {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::steady_clock::now().time_since_epoch());
+  }
+  void wait_for(std::chrono::nanoseconds d) override {
+    if (d > std::chrono::nanoseconds::zero()) std::this_thread::sleep_for(d);
+  }
+
+ private:
+  xrt::ip ip_;
+  std::string name_;
+  std::shared_ptr<FaultState> fs_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<cmac::CmacRegisters>> XrtDevice::open_cmac() {
+  try {
+    xrt::ip ip(impl_->dev, impl_->uuid, impl_->info.cmac_ip);
+    return std::unique_ptr<cmac::CmacRegisters>(
+        std::make_unique<XrtCmacRegisters>(std::move(ip), impl_->info.cmac_ip, impl_->fs));
+  } catch (const std::exception& e) {
+    return make_error(Errc::kNoDevice,
+                      fmt::format("xrt: opening the CMAC kernel '{}': {} (is the xclbin linked "
+                                  "with xup's cmac_0 kernel, scripts/card/link_*.cfg?)",
+                                  impl_->info.cmac_ip, e.what()));
+  }
+}
 
 uint32_t XrtDevice::read32(uint32_t offset) {
   if (impl_->fs->fault) return kAllOnes;
@@ -270,20 +363,18 @@ Result<std::unique_ptr<hal::DmaBuffer>> XrtDevice::alloc_dma(size_t bytes, size_
 
 void XrtDevice::wait_cycles(uint64_t cycles) {
   if (cycles == 0) return;
-  wait_for(std::chrono::nanoseconds(
-      static_cast<int64_t>(static_cast<double>(cycles) / impl_->cycles_per_ns) + 1));
+  auto w = bounded_wait(
+      static_cast<double>(cycles) / impl_->cycles_per_ns * 1e-9, impl_->max_wait,
+      fmt::format("wait_cycles({}) at {:.3f} MHz", cycles, impl_->cycles_per_ns * 1e3));
+  if (w.error) impl_->fs->record(std::move(*w.error));
+  sleep_or_spin(w.wait);
 }
 
 void XrtDevice::wait_for(std::chrono::nanoseconds ns) {
-  if (ns <= std::chrono::nanoseconds::zero()) return;
-  // Sleeping costs tens of microseconds of scheduler latency: spin for the short waits the
-  // pollers use, sleep for the long ones.
-  if (ns < std::chrono::microseconds(200)) {
-    const auto until = std::chrono::steady_clock::now() + ns;
-    while (std::chrono::steady_clock::now() < until) std::this_thread::yield();
-  } else {
-    std::this_thread::sleep_for(ns);
-  }
+  auto w = bounded_wait(std::chrono::duration<double>(ns).count(), impl_->max_wait,
+                        fmt::format("wait_for({} ns)", ns.count()));
+  if (w.error) impl_->fs->record(std::move(*w.error));
+  sleep_or_spin(w.wait);
 }
 
 std::chrono::nanoseconds XrtDevice::host_now() {

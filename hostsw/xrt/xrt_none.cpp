@@ -25,6 +25,9 @@ XrtDevice::XrtDevice(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 XrtDevice::~XrtDevice() = default;
 const XrtInfo& XrtDevice::info() const { return impl_->info; }
 const std::optional<Error>& XrtDevice::fault() const { return impl_->fault; }
+Result<std::unique_ptr<cmac::CmacRegisters>> XrtDevice::open_cmac() {
+  return make_error(Errc::kNoDevice, "xrt: built without the XRT backend");
+}
 uint32_t XrtDevice::read32(uint32_t) { return 0xFFFFFFFFu; }
 void XrtDevice::write32(uint32_t, uint32_t) {}
 Result<std::unique_ptr<hal::DmaBuffer>> XrtDevice::alloc_dma(size_t, size_t) {

@@ -29,6 +29,7 @@ int run_sim_bench(const BenchOptions& o) {
   sim::PlatformConfig pc;
   pc.data_width = o.width;
   pc.mem_latency_cycles = o.mem_latency;
+  cfg.clock_mhz = pc.clock_mhz;
   int rc = 0;
   try {
     sim::Platform platform(pc);

@@ -90,23 +90,6 @@ std::vector<std::byte> reject_pd(unsigned i, const SimOptions& o) {
   return pd;
 }
 
-std::string ip_str(uint32_t ip) {
-  return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xFF, (ip >> 8) & 0xFF, ip & 0xFF);
-}
-
-regs::FinPolicy fin_policy_of(const std::string& s) {
-  if (s == "irdma") return regs::FinPolicy::IRDMA;
-  if (s == "abort") return regs::FinPolicy::ABORT;
-  return regs::FinPolicy::SIW_SAFE;
-}
-
-regs::AutoReject auto_reject_of(const std::string& s) {
-  if (s == "all") return regs::AutoReject::ALL;
-  if (s == "backlog") return regs::AutoReject::BACKLOG;
-  if (s == "ird-ord") return regs::AutoReject::IRD_ORD;
-  return regs::AutoReject::OFF;
-}
-
 bool prepare_outputs(const SimOptions& o) {
   for (const auto& [opt, path] : {std::pair{"--pcap", o.pcap}, std::pair{"--fst", o.fst}}) {
     if (auto e = check_output_file(opt, path)) {
@@ -155,6 +138,10 @@ void add_sim_options(CLI::App& app, SimOptions& o) {
       ->check(CLI::Range(0u, 4095u));
   app.add_option("--width", o.width, "TX data width in bits")
       ->check(CLI::IsMember({64u, 512u}))
+      ->capture_default_str();
+  app.add_option("--clock-mhz", o.clock_mhz,
+                 "Simulated core clock in MHz (pcap timestamps; --mode selftest measures it)")
+      ->check(CLI::Range(1.0, 1000.0))
       ->capture_default_str();
   app.add_option("--peer-pd-len", o.peer_pd_len, "Private data bytes of each MPA request (peer)")
       ->check(CLI::Range(0u, 508u))
@@ -233,13 +220,11 @@ std::optional<std::string> pd_option_error(const SimOptions& o) {
     return std::nullopt;
   };
   if (o.mode == "bridge") {
-    const unsigned widest = o.connections_limit != 0 ? o.connections_limit : UINT32_MAX;
-    const std::string text = o.pd_text.value_or(kBridgeDefaultPd);
-    if (auto e = check("--pd", bridge_reject_pd(text, widest).size(), true)) return e;
-    if (o.auto_reject != "off") {
-      if (auto e = check("--template-pd", o.template_pd.size(), true)) return e;
-    }
-    return std::nullopt;
+    ServeListener l;
+    l.pd = o.pd_text.value_or(kServeDefaultPd);
+    l.template_pd = o.template_pd;
+    l.auto_reject = o.auto_reject;
+    return serve_pd_error(l, o.connections_limit, o.unsafe_wire_pd, "--pd", "--template-pd");
   }
   const bool enhanced = o.rev == 2;
   if (o.mode == "capi") {  // the server's reason is --pd as given
@@ -301,6 +286,7 @@ std::string SimSpeed::line(uint64_t cycles, double wall_s, double cpu_s) const {
 sim::PlatformConfig platform_config(const SimOptions& o) {
   sim::PlatformConfig pc;
   pc.data_width = o.width;
+  pc.clock_mhz = o.clock_mhz;
   pc.mem_latency_cycles = o.mem_latency;
   pc.tx_ready_prob = o.tx_ready;
   pc.seed = o.seed;

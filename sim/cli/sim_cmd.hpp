@@ -22,6 +22,7 @@
 #include "bouncer/device.hpp"
 #include "bouncer/regs.hpp"
 #include "bouncer/sim/platform.hpp"
+#include "serve.hpp"
 
 namespace CLI {
 class App;
@@ -38,6 +39,7 @@ struct SimOptions {
   std::optional<std::string> pd_text;
   std::optional<unsigned> vlan;  // context mode only
   unsigned width = 64;
+  double clock_mhz = 250.0;  // the simulated core clock (pcap timestamps, selftest's clock check)
   uint64_t mem_latency = 200;
   double tx_ready = 1.0;
   std::string pcap = "out/demo.pcap";
@@ -92,15 +94,8 @@ std::vector<std::byte> reject_pd(unsigned i, const SimOptions& o);
 /// The auto-reject template of peer mode: "bouncer: refused by listener policy", cut or
 /// padded by repetition to --pd-len.
 std::vector<std::byte> peer_template_pd(const SimOptions& o);
-/// --pd of bridge mode when none is given.
-inline constexpr const char* kBridgeDefaultPd = "bouncer: go away #%n";
-/// --pd of bridge mode with every "%n" replaced by the request's ordinal n.
-std::vector<std::byte> bridge_reject_pd(const std::string& text, unsigned n);
-/// "10.0.0.1" from 0x0A000001.
-std::string ip_str(uint32_t ip);
-/// --fin-policy siw|irdma|abort and --auto-reject off|all|backlog|ird-ord as register enums.
-regs::FinPolicy fin_policy_of(const std::string& s);
-regs::AutoReject auto_reject_of(const std::string& s);
+// Bridge mode's --pd default, "%n" and the names below are the serve loop's (serve.hpp):
+// kServeDefaultPd, serve_reject_pd, ip_str, fin_policy_of, auto_reject_of.
 /// The speed every `bouncer sim` run reports: simulated cycles per wall and per CPU second, and
 /// the cost of the platform and driver over the bare verilated core, measured in the same
 /// process (docs/performance.md, "Simulation speed"). Construct it before the Platform: the

@@ -31,6 +31,20 @@ int run_selftest_mode(const SimOptions& o) {
         rc = 1;
         return;
       }
+      // The simulated time base is exact: the measured clock is the configured one.
+      auto clk = measure_core_clock(hal, std::chrono::microseconds(100));
+      if (!clk) {
+        fmt::print(stderr, "bouncer sim: {}\n", clk.error().message);
+        rc = 1;
+        return;
+      }
+      fmt::print("core clock: measured {:.3f} MHz ({} cycles in {} ns), configured {:.3f} MHz\n",
+                 clk->mhz, clk->cycles, clk->host.count(), pc.clock_mhz);
+      if (auto mm = clock_mismatch(clk->mhz, pc.clock_mhz)) {
+        fmt::print(stderr, "bouncer sim: {}\n", *mm);
+        rc = 1;
+        return;
+      }
       auto rep = run_loopback_selftest(*dev);
       if (!rep) {
         fmt::print(stderr, "bouncer sim: {}\n", rep.error().message);

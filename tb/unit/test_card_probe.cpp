@@ -163,10 +163,12 @@ TEST_F(CardProbe, XrtDeviceOpenErrorsAreResultsNotExceptions) {
   EXPECT_NE(r.error().message.find("no device given"), std::string::npos);
 
   o.device = "0000:3b:00.1";
-  o.kernel_clock_mhz = 0;
+  o.kernel_clock_mhz = -1;  // 0 is "the xclbin's"
   r = bouncer::card::XrtDevice::open(o);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, Errc::kInvalidArgument);
+  EXPECT_NE(r.error().message.find("kernel clock -1 MHz is negative"), std::string::npos)
+      << r.error().message;
 
   o.kernel_clock_mhz = 300;
   o.xclbin = "/nonexistent/bouncer.xclbin";

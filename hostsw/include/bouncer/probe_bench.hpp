@@ -49,12 +49,14 @@ struct ProbeBenchConfig {
   std::chrono::nanoseconds point_timeout = std::chrono::milliseconds(80);  // host time per point
   // Stamped into the records (the probes count cycles; these only label them).
   uint64_t mem_latency = 0;  // the co-simulation's host-memory latency; 0 on a card
+  double clock_mhz = 0;      // the core clock the cycles are of (0: unknown)
 };
 
 struct ProbeLatency {
   std::string stage, path;
   unsigned pd_len = 0, rev = 0, width = 0, outstanding = 0, sqs = 1, samples = 0;
   uint64_t mem_latency = 0;
+  double clock_mhz = 0;  // ProbeBenchConfig::clock_mhz: what a cycle is in ns
   uint64_t min = 0, median = 0, p99 = 0, max = 0;
 };
 

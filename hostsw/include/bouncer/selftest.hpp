@@ -76,6 +76,23 @@ struct SelftestReport {
 /// check in the report. LOOPBACK is cleared again on every path.
 Result<SelftestReport> run_loopback_selftest(Device& dev, const SelftestOptions& opts = {});
 
+/// The core clock (ap_clk) as the host measures it: the CYCLE_LO/CYCLE_HI counter
+/// (hal.now_cycles) against hal.host_now() over `window` of host time. On a card, the host's
+/// steady clock; in the co-simulation, simulated time, so the figure is the simulated clock
+/// exactly.
+struct ClockMeasurement {
+  uint64_t cycles = 0;
+  std::chrono::nanoseconds host{};
+  double mhz = 0;
+};
+/// kHardware when the counter did not advance (a stopped clock, a core held in reset, no
+/// device answering), kInvalidArgument for a window that is not positive.
+Result<ClockMeasurement> measure_core_clock(hal::Device& hal, std::chrono::nanoseconds window);
+/// The relative difference |measured - expected| / expected over `tolerance` (default 2 %):
+/// a message naming both figures; nullopt when within it.
+std::optional<std::string> clock_mismatch(double measured_mhz, double expected_mhz,
+                                          double tolerance = 0.02);
+
 /// The report as text: the predicted frames, then one line per check, then PASS or FAIL.
 std::string format_selftest_report(const SelftestReport& r);
 

@@ -15,12 +15,14 @@
 // so the driver's next ID check or completion wait fails cleanly.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "bouncer/cmac_link.hpp"
 #include "bouncer/hal.hpp"
 #include "bouncer/result.hpp"
 
@@ -33,10 +35,30 @@ struct XrtOptions {
   std::string xclbin;
   std::string kernel = "bouncer_kernel";  // kernel name in the xclbin
   std::string instance = "bouncer_1";     // compute-unit name (nk=bouncer_kernel:1:bouncer_1)
-  /// Kernel clock (ap_clk): wait_cycles() sleeps cycles / clock. The link config's
-  /// kernel_frequency; 250 MHz unless the xclbin was linked otherwise.
-  double kernel_clock_mhz = 250.0;
+  /// Kernel clock (ap_clk) in MHz: wait_cycles() sleeps cycles / clock, and the stats rates
+  /// and the clock check use it. 0: the xclbin's (its CLOCK_FREQ_TOPOLOGY, kernel_clock_of),
+  /// else 250 MHz when the xclbin has none.
+  double kernel_clock_mhz = 0;
+  /// Bound of any one wait of this backend (wait_cycles, wait_for) on the host's steady
+  /// clock. A longer wait is a caller's bug (a cycle count from a garbage register, a
+  /// wrong clock): it is cut at the bound and kept as a kTimeout fault() naming the wait.
+  std::chrono::nanoseconds max_wait = std::chrono::seconds(60);
+  /// The CMAC kernel's compute unit (xup_vitis_network_example's cmac_0), for open_cmac().
+  std::string cmac_ip = "cmac_0:{cmac_0}";
 };
+
+/// One entry of an xclbin's CLOCK_FREQ_TOPOLOGY section.
+struct XclbinClock {
+  std::string name;   // "DATA_CLK", "KERNEL_CLK"
+  unsigned type = 0;  // CLOCK_TYPE: 1 data, 2 kernel, 3 system
+  unsigned mhz = 0;
+};
+/// ap_clk of the kernels among an xclbin's clocks: the platform's clock 0, listed as the data
+/// clock (v++ --kernel_frequency 0:F sets it), else the first kernel clock. nullopt when
+/// there is neither (or it is 0 MHz).
+std::optional<double> kernel_clock_of(const std::vector<XclbinClock>& clocks);
+/// The kernel clock when neither --clock-mhz nor the xclbin says (the link config's default).
+inline constexpr double kDefaultKernelClockMhz = 250.0;
 
 /// What open() found, for messages.
 struct XrtInfo {
@@ -46,6 +68,9 @@ struct XrtInfo {
   std::string ip_name;      // "bouncer_kernel:{bouncer_1}"
   unsigned host_bank = 0;   // memory-group index of HOST[0]
   std::string host_bank_tag;
+  double xclbin_clock_mhz = 0;  // ap_clk as the xclbin says (0: it has no clock section)
+  double kernel_clock_mhz = 0;  // the one in use (XrtOptions, else the xclbin's, else 250)
+  std::string cmac_ip;          // XrtOptions::cmac_ip
 };
 
 /// true when this binary was built with XRT (BOUNCER_XRT=ON).
@@ -65,18 +90,22 @@ class XrtDevice final : public hal::Device {
   /// host_only xrt::bo in the HOST bank, zeroed, mapped; aligned to `align` (XRT gives
   /// pages; larger alignments are carved out of a larger buffer).
   Result<std::unique_ptr<hal::DmaBuffer>> alloc_dma(size_t bytes, size_t align) override;
-  /// Sleeps cycles / kernel clock (short waits spin on the steady clock).
+  /// Sleeps cycles / kernel clock (short waits spin on the steady clock), at most
+  /// XrtOptions::max_wait (bounded_wait).
   void wait_cycles(uint64_t cycles) override;
   /// The kernel's CYCLE_LO/CYCLE_HI counter (one pair of reads at a time: reading CYCLE_LO
   /// latches CYCLE_HI). Diagnostics only; the driver's deadlines use host_now().
   uint64_t now_cycles() override;
   /// std::chrono::steady_clock.
   std::chrono::nanoseconds host_now() override;
-  /// Sleeps `d` (short waits spin on the steady clock).
+  /// Sleeps `d` (short waits spin on the steady clock), at most XrtOptions::max_wait.
   void wait_for(std::chrono::nanoseconds d) override;
   const char* name() const override { return "xrt"; }
 
   const XrtInfo& info() const;
+  /// The CMAC kernel's registers (xrt::ip of XrtOptions::cmac_ip), for cmac::CmacLink; the
+  /// window's waits use the steady clock. kNoDevice when the xclbin has no such IP.
+  Result<std::unique_ptr<cmac::CmacRegisters>> open_cmac();
   /// The first XRT failure of a call that cannot return one (read32, write32, sync).
   const std::optional<Error>& fault() const;
 
@@ -114,6 +143,14 @@ ProbeReport probe_cards(const std::string& only_bdf = {}, const std::string& sys
 
 /// The report as text; ends with what to do when nothing is usable.
 std::string format_probe_report(const ProbeReport& p);
+
+/// A wait of `want` seconds of host time, as the backend does it: at most `bound`; beyond
+/// it (or not a finite number) the bound, and a kTimeout error naming `what` and both figures.
+struct BoundedWait {
+  std::chrono::nanoseconds wait{};
+  std::optional<Error> error;
+};
+BoundedWait bounded_wait(double want_s, std::chrono::nanoseconds bound, const std::string& what);
 
 namespace detail {
 /// XRT's own view: indices and BDFs of the devices it can open (backend only).
