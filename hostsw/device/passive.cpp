@@ -171,9 +171,9 @@ Result<void> Device::cqp_create_listener(const ListenerConfig& c,
     return make_error(Errc::kInvalidArgument,
                       fmt::format("max_ird {} / max_ord {} exceed 14 bits", c.max_ird, c.max_ord));
   }
-  free_retired_templates();
-  // The hardware reads the template in whole 8-byte words: round the buffer up so no read
-  // runs past it (an IOMMU would fault on that).
+  // The hardware copies the template on chip while it executes the command (one DMA read, in
+  // whole 8-byte words: the buffer is rounded up so no read runs past it, which an IOMMU
+  // would fault on); the buffer is not needed once the command has completed.
   auto buf = hal_.alloc_dma(std::max<size_t>((template_pd.size() + 63) & ~size_t{63}, 64), 64);
   if (!buf) return buf.error();
   if (!template_pd.empty()) {
@@ -202,12 +202,12 @@ Result<void> Device::cqp_create_listener(const ListenerConfig& c,
   if (!idx) return idx.error();
   auto done = cqp_finish(*idx, op, c.index);
   if (!done) {
-    // A timed-out command may still be executed: its template must outlive that.
+    // A timed-out command may still be executed: its template must outlive that (until
+    // close(), which resets the core first).
     if (done.error().code == Errc::kTimeout) retired_tmpl_.push_back(std::move(buf).value());
     return done;
   }
-  if (tmpl_[c.index]) retired_tmpl_.push_back(std::move(tmpl_[c.index]));
-  tmpl_[c.index] = std::move(buf).value();
+  installed_.set(c.index);
   return {};
 }
 
@@ -217,7 +217,6 @@ Result<void> Device::cqp_destroy_listener(unsigned index) {
     return make_error(Errc::kInvalidArgument,
                       fmt::format("listener index {} is not below {}", index, caps_.num_listeners));
   }
-  free_retired_templates();
   namespace f = regs::cqp_listen_wqe;
   std::array<std::byte, regs::kCqpWqeBytes> img{};
   regs::put(img, f::LISTENER, index);
@@ -228,18 +227,14 @@ Result<void> Device::cqp_destroy_listener(unsigned index) {
   const bool gone =
       done || (done.error().code == Errc::kHardware &&
                done.error().hw_minor == static_cast<uint16_t>(regs::CqMinor::BAD_LISTENER));
-  // Connections the listener accepted run to their end and may re-read its template
-  // (auto-rejects): the buffer is retired, not freed.
-  if (gone && tmpl_[index]) retired_tmpl_.push_back(std::move(tmpl_[index]));
+  // Connections the listener accepted run to their end on their own: an auto-reject's bytes
+  // were copied into the node's PD slot, which its retransmissions read.
+  if (gone) installed_.reset(index);
   return done;
 }
 
-uint64_t Device::listener_template_addr(unsigned index) const {
-  return index < tmpl_.size() && tmpl_[index] ? tmpl_[index]->device_addr() : 0;
-}
-
-void Device::free_retired_templates() {
-  if (!retired_tmpl_.empty() && cm_conns() == 0) retired_tmpl_.clear();
+bool Device::listener_installed(unsigned index) const {
+  return index < installed_.size() && installed_.test(index);
 }
 
 // ------------------------------------------------------------------------------- registers

@@ -183,7 +183,7 @@ std::map<uint32_t, CounterWant> expected_counters(uint32_t tx_bytes, bool push, 
 
 std::optional<unsigned> free_listener(const Device& dev) {
   for (unsigned i = dev.caps().num_listeners; i-- > 0;) {
-    if (dev.listener_template_addr(i) == 0) return i;
+    if (!dev.listener_installed(i)) return i;
   }
   return std::nullopt;
 }
@@ -280,7 +280,7 @@ Result<SelftestReport> run_loopback_selftest(Device& dev, const SelftestOptions&
   if (!lst || *lst >= caps.num_listeners) {
     return make_error(Errc::kState, "self-test: no free listener entry to borrow");
   }
-  if (dev.listener_template_addr(*lst) != 0) {
+  if (dev.listener_installed(*lst)) {
     return make_error(Errc::kState, fmt::format("self-test: listener {} is in use", *lst));
   }
   rep.listener = *lst;

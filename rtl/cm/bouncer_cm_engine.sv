@@ -151,7 +151,7 @@ module bouncer_cm_engine #(
   output logic [NL_LOG2-1:0]   lst_rd_idx,
   input  wire [1:0]            lst_fin_policy,
   input  wire [1:0]            lst_auto_reject,
-  input  wire [63:0]           lst_tmpl_addr,
+  input  wire                  lst_tmpl_bank,   // the listener's template bank (below)
   input  wire [9:0]            lst_tmpl_len,
   input  wire                  lst_tmpl_ird_ord_valid,
   input  wire [31:0]           lst_tmpl_ird_ord,
@@ -164,6 +164,17 @@ module bouncer_cm_engine #(
   output logic [NL_LOG2-1:0]   pend_inc_idx,
   output logic                 pend_dec,
   output logic [NL_LOG2-1:0]   pend_dec_idx,
+
+  // listener templates on chip (bouncer_tmpl_ram): an auto-reject reads its PD here, one
+  // 64-bit word per cycle, registered (tmpl_rd_data is the word addressed the cycle before).
+  // tmpl_use_*: the template slot {bank, listener} this job has taken and not finished reading;
+  // the control queue does not write a slot while it is in use
+  output logic                 tmpl_rd_en,
+  output logic [NL_LOG2:0]     tmpl_rd_slot,
+  output logic [5:0]           tmpl_rd_word,
+  input  wire  [63:0]          tmpl_rd_data,
+  output logic                 tmpl_use_valid,
+  output logic [NL_LOG2:0]     tmpl_use_slot,
 
   // keyed ISN (bouncer_isn_hash)
   output logic                 isn_valid,
@@ -306,7 +317,7 @@ module bouncer_cm_engine #(
     S_CTX_RD, S_CTX_WAIT, S_DISPATCH, S_ASM_CMD, S_ASM_RSP, S_MPA,
     // epilogue
     E_DROP, E_DROP_RSP, E_PDDMA_CMD, E_PDDMA_CHUNK, E_PDDMA_WAIT, E_CTRL_A,
-    E_REJ_LOAD, E_REJ_DMA_CMD, E_REJ_DMA_DATA, E_REJ_START, E_REJ_WAIT,
+    E_REJ_LOAD, E_REJ_DMA_CMD, E_REJ_DMA_DATA, E_REJ_TMPL, E_REJ_START, E_REJ_WAIT,
     E_CTRL_B, E_EVT, E_CT_DEL, E_CT_DEL_WAIT, E_FREE, E_CTX_WR, E_TMR, E_HRSP
   } state_t;
   // one-hot: every next-state condition is then an AND of one state flop with its inputs, not
@@ -368,6 +379,12 @@ module bouncer_cm_engine #(
   // copy_q: the E_PDDMA_CHUNK / E_PDDMA_WAIT loop writes that copy (from the shadow RAM)
   // rather than the request PD (from the assembler)
   logic        p_copy_q, copy_q;
+  // an auto-reject's PD from the on-chip template: p_tmpl_q from S_MPA until the last word is
+  // read (the slot p_tslot_q is in use meanwhile); tw_q the next word to address, tv_q/ti_q
+  // the word addressed in the cycle before, whose data is on tmpl_rd_data
+  logic        p_tmpl_q, tv_q;
+  logic [NL_LOG2:0] p_tslot_q;
+  logic [6:0]  tw_q, ti_q;
   logic [3:0]  copy_row_q, copy_rows_q;   // 64-byte rows: this one, and how many
   logic [3:0]  copy_last_beats_q;         // 8-byte beats of the last row (1..8)
 
@@ -612,7 +629,6 @@ module bouncer_cm_engine #(
     logic [31:0] seq_a, ack_a;
     logic [15:0] ipid_a;
     logic        rej, rej_fin, rej_iov, rej_first, rst_after;
-    logic [1:0]  rej_src;
     logic [9:0]  rej_len;
     logic [31:0] rej_io, rej_seq;
     logic [15:0] rej_ipid;
@@ -819,7 +835,7 @@ module bouncer_cm_engine #(
   logic [9:0]        lq_tmpl_len_q;
   logic              lq_tmpl_iov_q;
   logic [31:0]       lq_tmpl_io_q;
-  logic [ADDR_W-1:0] lq_tmpl_addr_q;
+  logic              lq_tmpl_bank_q;
   logic [NL_LOG2-1:0] lq_idx_q, mq_idx_q;
   logic [7:0]        mc_err, mq_err_q;
   logic              mc_complete, mq_complete_q, mq_autorej_q;
@@ -844,7 +860,7 @@ module bouncer_cm_engine #(
     lq_tmpl_len_q    <= lst_tmpl_len;
     lq_tmpl_iov_q    <= lst_tmpl_ird_ord_valid;
     lq_tmpl_io_q     <= lst_tmpl_ird_ord;
-    lq_tmpl_addr_q   <= lst_tmpl_addr[ADDR_W-1:0];
+    lq_tmpl_bank_q   <= lst_tmpl_bank;
     mq_idx_q         <= lq_idx_q;
     mq_err_q         <= mc_err;
     mq_complete_q    <= mc_complete;
@@ -936,7 +952,6 @@ module bouncer_cm_engine #(
         end
         pl_mpa.rej       = 1'b1;
         pl_mpa.rej_first = 1'b1;
-        pl_mpa.rej_src   = 2'd1;
         pl_mpa.rej_len   = lq_tmpl_len_q;
         pl_mpa.rej_iov   = lq_tmpl_iov_q && mq_tmpl_io_ok_q;
         pl_mpa.rej_io    = lq_tmpl_io_q;
@@ -982,7 +997,6 @@ module bouncer_cm_engine #(
     end else begin
       pl_host.rej       = 1'b1;
       pl_host.rej_first = 1'b1;
-      pl_host.rej_src   = h_pd_inline ? 2'd0 : 2'd1;
       pl_host.rej_len   = h_pd_len;
       pl_host.rej_fin   = (pol == bouncer_regs_pkg::FIN_POLICY_IRDMA);
       pl_host.rej_iov   = h_ird_ord_valid;
@@ -1067,7 +1081,6 @@ module bouncer_cm_engine #(
           pl_tmr.stat[ST_RST_TX]  = 1'b1;
         end else if (rej_again) begin
           pl_tmr.rej      = 1'b1;
-          pl_tmr.rej_src  = 2'd1;
           pl_tmr.rej_len  = ctx_q.rej_pd_len;
           pl_tmr.rej_fin  = ctx_q.rej_fin;
           pl_tmr.rej_iov  = ctx_q.rej_ird_ord_valid;
@@ -1162,6 +1175,7 @@ module bouncer_cm_engine #(
       // ================================================================ job intake
       S_IDLE: begin
         p_q <= '0; p_drop_q <= 1'b0; p_ctrl_b_q <= 1'b0; p_copy_q <= 1'b0; copy_q <= 1'b0;
+        p_tmpl_q <= 1'b0;
         h_major_q <= bouncer_regs_pkg::CQ_MAJOR_OK; h_minor_q <= bouncer_regs_pkg::CQ_MINOR_NONE; h_flen_q <= '0; h_seq_q <= '0;
         h_first_q <= '0;
         if (take_rx) begin
@@ -1362,7 +1376,9 @@ module bouncer_cm_engine #(
           asm_free_buf   <= asm_rsp_buf;
         end
         if (pl_mpa.rej) begin
-          p_rej_addr_q <= lq_tmpl_addr_q;
+          // the template is read from chip (E_REJ_TMPL): its slot is held from here on
+          p_tmpl_q     <= lq_tmpl_len_q != 10'd0;
+          p_tslot_q    <= {lq_tmpl_bank_q, lq_idx_q};
           p_ctrl_b_q   <= pl_mpa.rst_after;
           p_copy_q     <= !pl_mpa.rst_after && lq_tmpl_len_q != 10'd0;  // the template
         end
@@ -1395,7 +1411,10 @@ module bouncer_cm_engine #(
           state_q <= E_CTRL_B;
         end else begin
           pd_clear <= 1'b1;
+          tw_q     <= '0;
+          tv_q     <= 1'b0;
           if (p_q.rej_len == 10'd0) state_q <= E_REJ_START;
+          else if (p_tmpl_q) state_q <= E_REJ_TMPL;
           else state_q <= E_REJ_DMA_CMD;
           if (job_q == J_TMR) p_rej_addr_q <= slot_addr;   // holds what the first one sent
           else if (job_q == J_HOST) p_rej_addr_q <= h_pd_addr;
@@ -1432,6 +1451,22 @@ module bouncer_cm_engine #(
           end else begin
             state_q <= E_REJ_START;
           end
+        end
+      end
+      E_REJ_TMPL: begin
+        // word tw_q is addressed this cycle (tmpl_rd_*); the word addressed in the cycle
+        // before (tv_q, index ti_q) is on tmpl_rd_data and goes into the builder
+        tv_q <= !tlast_q;
+        ti_q <= tw_q;
+        if (!tlast_q) tw_q <= tw_q + 7'd1;
+        if (tv_q) begin
+          pd_wr_en   <= 1'b1;
+          pd_wr_idx  <= ti_q;
+          pd_wr_data <= tmpl_rd_data;
+        end
+        if (tv_q && ti_q + 7'd1 == tmpl_words) begin
+          p_tmpl_q <= 1'b0;                 // the slot is read: the control queue may reuse it
+          state_q  <= E_REJ_START;
         end
       end
       E_REJ_START: if (rej_start_ready && !pd_wr_en) begin
@@ -1525,6 +1560,7 @@ module bouncer_cm_engine #(
       pd_wr_en <= 1'b0;
       pre_q    <= 1'b0;
       copy_q   <= 1'b0;
+      p_tmpl_q <= 1'b0;
     end
   end
 
@@ -1782,6 +1818,18 @@ module bouncer_cm_engine #(
   assign rej_start_ird_ord_valid = p_q.rej_iov;
   assign rej_start_ird_ord       = p_q.rej_io;
   assign rej_start_mss           = rctx.peer_mss;
+
+  logic [6:0] tmpl_words;
+  logic       tlast_q;   // tw_q is past the template's last word
+  assign tmpl_words = 7'((({1'b0, p_q.rej_len}) + 11'd7) >> 3);
+  always_ff @(posedge clk) tlast_q <= (state_q == E_REJ_TMPL) && (tlast_q || tw_q + 7'd1 == tmpl_words);
+  assign tmpl_rd_en     = (state_q == E_REJ_TMPL) && !tlast_q;
+  assign tmpl_rd_slot   = p_tslot_q;
+  assign tmpl_rd_word   = tw_q[5:0];
+  // S_MPA takes the slot it read with the listener's other fields (lq_*); from then until the
+  // last word is read the control queue leaves that slot alone
+  assign tmpl_use_valid = (state_q == S_MPA) || p_tmpl_q;
+  assign tmpl_use_slot  = (state_q == S_MPA) ? {lq_tmpl_bank_q, lq_idx_q} : p_tslot_q;
 
   assign dma_rd_valid = (state_q == E_REJ_DMA_CMD);
   assign dma_rd_addr  = p_rej_addr_q;
