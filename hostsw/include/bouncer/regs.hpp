@@ -11,7 +11,7 @@ namespace bouncer::regs {
 
 inline constexpr uint32_t kIdValue = 0x424E4352;
 inline constexpr uint32_t kVersionMajor = 0;
-inline constexpr uint32_t kVersionMinor = 9;
+inline constexpr uint32_t kVersionMinor = 10;
 inline constexpr uint32_t kVersionPatch = 0;
 
 // Size of one SQ descriptor (WQE).
@@ -67,7 +67,7 @@ enum class CqpOp : uint8_t {
   WRITE_CM_CONTEXT = 0x30,  // DMA-read a 64-byte context image from ctx_addr and store it for cm_id.
   READ_CM_CONTEXT = 0x31,  // DMA-write the stored context of cm_id to ctx_addr.
   NOP = 0x24,  // Complete with success (irdma's IRDMA_CQP_OP_NOP).
-  CREATE_LISTENER = 0x32,  // Install listener LISTENER from a cqp_listen_wqe (replaces a valid entry at that index).
+  CREATE_LISTENER = 0x32,  // Install listener LISTENER from a cqp_listen_wqe (replaces a valid entry at that index). Its PD template is copied on chip first, so auto-rejects read no host memory.
   DESTROY_LISTENER = 0x33,  // Invalidate listener LISTENER: new SYNs to it get a RST; connections already accepted run to their end.
 };
 
