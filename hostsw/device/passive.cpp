@@ -191,6 +191,7 @@ Result<void> Device::cqp_create_listener(const ListenerConfig& c,
   regs::put(img, f::FIN_POLICY, static_cast<uint64_t>(c.fin_policy));
   regs::put(img, f::AUTO_REJECT, static_cast<uint64_t>(c.auto_reject));
   regs::put(img, f::TMPL_IRD_ORD_VALID, c.tmpl_ird_ord.has_value());
+  regs::put(img, f::AEQ_FULL_RST, c.aeq_full_rst);
   regs::put(img, f::LOC_MAC, mac_to_field(c.loc_mac));
   regs::put(img, f::TTL, c.ttl);
   regs::put(img, f::TOS, c.tos);
@@ -333,6 +334,7 @@ constexpr StatValue kStats[] = {
     BOUNCER_STAT(STAT_ACK_TX),        BOUNCER_STAT(STAT_DMA_RD_ERR),
     BOUNCER_STAT(STAT_DMA_WR_ERR),    BOUNCER_STAT(STAT_DMA_TIMEOUT),
     BOUNCER_STAT(STAT_RX_FILTERED),   BOUNCER_STAT(STAT_RX_STRAY),
+    BOUNCER_STAT(STAT_AEQ_REFUSED),   BOUNCER_STAT(STAT_EVT_COALESCED),
 };
 #undef BOUNCER_STAT
 }  // namespace

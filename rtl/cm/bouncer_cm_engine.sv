@@ -151,6 +151,7 @@ module bouncer_cm_engine #(
   output logic [NL_LOG2-1:0]   lst_rd_idx,
   input  wire [1:0]            lst_fin_policy,
   input  wire [1:0]            lst_auto_reject,
+  input  wire                  lst_aeq_full_rst,  // AEQ without room: RST (else auto-reject)
   input  wire                  lst_tmpl_bank,   // the listener's template bank (below)
   input  wire [9:0]            lst_tmpl_len,
   input  wire                  lst_tmpl_ird_ord_valid,
@@ -288,14 +289,18 @@ module bouncer_cm_engine #(
   output logic [511:0]         dma_wr_data,
   input  wire                  dma_wr_done,
 
-  // events (AEQ writer)
+  // events (AEQ writer). aeq_free: entries the AEQ can still take (registered in the core,
+  // from the host's AEQ_HEAD and the writer's tail); aeq_half: half the ring's capacity
+  input  wire  [14:0]          aeq_free,
+  input  wire  [14:0]          aeq_half,
   output logic                 evt_valid,
   input  wire                  evt_ready,
   output logic [255:0]         evt,
 
   output logic                 busy,
-  output logic [25:0]          stat             // STAT_* pulses: bit i < 24 -> register 0x300 + 4i,
-                                                // 24 -> STAT_RX_FILTERED, 25 -> STAT_RX_STRAY
+  output logic [27:0]          stat             // STAT_* pulses: bit i < 24 -> register 0x300 + 4i,
+                                                // 24 -> STAT_RX_FILTERED, 25 -> STAT_RX_STRAY,
+                                                // 26 -> STAT_AEQ_REFUSED, 27 -> STAT_EVT_COALESCED
 );
 
   // statistics bit numbers (register 0x300 + 4 * bit)
@@ -304,7 +309,8 @@ module bouncer_cm_engine #(
                  ST_MPA_ERR = 10, ST_MPA_TMO = 11, ST_REJ_HOST = 12, ST_REJ_AUTO = 13,
                  ST_RTX = 14, ST_RTX_EXH = 15, ST_RST_TX = 16, ST_RST_RX = 17, ST_OOW = 18,
                  ST_FIN_TX = 19, ST_CLOSED = 20, ST_EVENTS = 21, ST_REJ_LATE = 22,
-                 ST_ACK_TX = 23, ST_RX_FILTERED = 24, ST_RX_STRAY = 25;
+                 ST_ACK_TX = 23, ST_RX_FILTERED = 24, ST_RX_STRAY = 25, ST_AEQ_REFUSED = 26,
+                 ST_EVT_COALESCED = 27;
 
   localparam logic [1:0] K_SYNACK = 2'd0, K_ACK = 2'd1, K_FIN = 2'd2, K_RST = 2'd3;
   localparam logic [1:0] CT_LOOKUP = 2'd0, CT_INSERT = 2'd1, CT_DELETE = 2'd2;
@@ -636,7 +642,7 @@ module bouncer_cm_engine #(
     logic [7:0]  evt_code, evt_reason;
     logic        free, ctxwr, tmr, append, pddma;
     logic [15:0] major, minor;
-    logic [25:0] stat;
+    logic [27:0] stat;
     logic        pinc, pdec;
   } plan_t;
 
@@ -831,6 +837,7 @@ module bouncer_cm_engine #(
   // lq_* registers hold what S_MPA would read and compute itself (asserted below; a listener
   // rewritten by the control queue in those two cycles takes effect with the next request).
   logic [1:0]        lq_fin_policy_q, lq_auto_reject_q;
+  logic              lq_aeq_rst_q;
   logic [13:0]       lq_max_ird_q, lq_max_ord_q;
   logic [9:0]        lq_tmpl_len_q;
   logic              lq_tmpl_iov_q;
@@ -839,6 +846,7 @@ module bouncer_cm_engine #(
   logic [NL_LOG2-1:0] lq_idx_q, mq_idx_q;
   logic [7:0]        mc_err, mq_err_q;
   logic              mc_complete, mq_complete_q, mq_autorej_q;
+  logic              mq_refuse_q;       // no AEQ room for this request (see the AEQ section)
   logic              mq_tmpl_io_ok_q;   // the template's IRD/ORD word passes io_safe here
   always_comb begin : mpa_checks
     mc_err      = bouncer_regs_pkg::MPA_ERROR_NONE;
@@ -855,6 +863,7 @@ module bouncer_cm_engine #(
     lq_idx_q         <= lst_rd_idx;
     lq_fin_policy_q  <= lst_fin_policy;
     lq_auto_reject_q <= lst_auto_reject;
+    lq_aeq_rst_q     <= lst_aeq_full_rst;
     lq_max_ird_q     <= lst_max_ird;
     lq_max_ord_q     <= lst_max_ord;
     lq_tmpl_len_q    <= lst_tmpl_len;
@@ -865,6 +874,7 @@ module bouncer_cm_engine #(
     mq_err_q         <= mc_err;
     mq_complete_q    <= mc_complete;
     mq_tmpl_io_ok_q  <= io_safe(lq_tmpl_io_q, asm_rsp_ird_ord);
+    mq_refuse_q      <= !room_req_q;
     mq_autorej_q     <= ctx_q.auto_rej || lq_auto_reject_q == bouncer_regs_pkg::AUTO_REJECT_ALL ||
                         (lq_auto_reject_q == bouncer_regs_pkg::AUTO_REJECT_IRD_ORD && enh_req &&
                          (asm_rsp_ird_ord[29:16] > lq_max_ird_q ||
@@ -898,7 +908,9 @@ module bouncer_cm_engine #(
       pl_mpa.ctrl_a     = 1'b1;
       pl_mpa.kind_a     = K_RST;
       pl_mpa.free       = 1'b1;
-      pl_mpa.evt        = 1'b1;
+      // an event for no live node: only while the AEQ has room to spare, else counted
+      pl_mpa.evt        = room_err_q;
+      pl_mpa.stat[ST_EVT_COALESCED] = !room_err_q;
       pl_mpa.evt_code   = bouncer_regs_pkg::AEQ_EVENT_MPA_ERROR;
       pl_mpa.evt_reason = err;
       pl_mpa.pdec       = counted;
@@ -925,7 +937,23 @@ module bouncer_cm_engine #(
       pl_mpa.ctxwr       = 1'b1;
       pl_mpa.tmr         = 1'b1;
       pl_mpa.stat[ST_MPA_REQ] = 1'b1;
-      if (autorej) begin
+      // no AEQ room for the request and the terminal event it would owe the host: the
+      // listener's policy decides, auto-reject (below) or a RST
+      if (!autorej && mq_refuse_q) begin
+        autorej = !lq_aeq_rst_q;
+        pl_mpa.stat[ST_AEQ_REFUSED] = 1'b1;
+      end
+      if (!autorej && mq_refuse_q) begin
+        nc_mpa.reasm_on = 1'b0;
+        pl_mpa.ctxwr    = 1'b0;
+        pl_mpa.tmr      = 1'b0;
+        pl_mpa.ctrl_a   = 1'b1;
+        pl_mpa.kind_a   = K_RST;
+        pl_mpa.free     = 1'b1;
+        pl_mpa.pdec     = counted;
+        pl_mpa.stat[ST_RST_TX]  = 1'b1;
+        pl_mpa.stat[ST_CLOSED]  = 1'b1;
+      end else if (autorej) begin
         // the listener's template and FIN policy, as if the host had rejected at once
         nc_mpa.rejected   = 1'b1;
         nc_mpa.fin_policy = apol;
@@ -1119,6 +1147,45 @@ module bouncer_cm_engine #(
         pl_tmr.pdec = counted;
         pl_tmr.stat[ST_CLOSED] = 1'b1;
       end
+    end
+  end
+
+  // ------------------------------------------------------------------ AEQ admission
+  // The AEQ must never stop the engine: a full ring would stall host rejects, timers and every
+  // other connection behind one host that stops polling. owed_q counts the events already
+  // promised: one terminal event (CLOSED, RESET, RTX_EXHAUSTED or TIMEOUT) for each node whose
+  // CONNECT_REQUEST was written. A request goes to the host only while the ring has room for
+  // its CONNECT_REQUEST, its terminal event and all the owed ones (room_req_q: aeq_free >
+  // owed + 2; the margin of one covers aeq_free's registered lag). Then free >= owed holds
+  // whatever the host does, so a promised event never waits for a slot. Otherwise the
+  // listener's AEQ_FULL_RST decides (plan_mpa): auto-reject with the template, or a RST.
+  // An MPA_ERROR event belongs to no live node: it is written only while more than half of
+  // the ring is free beyond the owed events (room_err_q), else only counted, so a stream of
+  // malformed requests cannot take the slots requests need.
+  logic [ID_W:0] owed_q;
+  logic [16:0]   owed_p2_q, owed_half_q;
+  logic          room_req_q, room_err_q;
+  logic          evt_owes, evt_pays;
+  assign evt_owes = evt_valid && evt_ready &&
+                    p_q.evt_code == bouncer_regs_pkg::AEQ_EVENT_CONNECT_REQUEST;
+  assign evt_pays = evt_valid && evt_ready &&
+                    p_q.evt_code != bouncer_regs_pkg::AEQ_EVENT_CONNECT_REQUEST &&
+                    p_q.evt_code != bouncer_regs_pkg::AEQ_EVENT_MPA_ERROR;
+  always_ff @(posedge clk) begin
+    if (evt_owes) owed_q <= owed_q + 1'b1;
+    // a host-written context may carry HOSTED without a CONNECT_REQUEST: never below 0
+    else if (evt_pays && owed_q != '0) owed_q <= owed_q - 1'b1;
+    // two register stages (the add, then the compare), so neither sits behind the other
+    owed_p2_q   <= 17'(owed_q) + 17'd2;
+    owed_half_q <= 17'(owed_q) + {2'b00, aeq_half};
+    room_req_q  <= {2'b00, aeq_free} > owed_p2_q;
+    room_err_q  <= {2'b00, aeq_free} > owed_half_q;
+    if (rst) begin
+      owed_q      <= '0;
+      owed_p2_q   <= '1;
+      owed_half_q <= '1;
+      room_req_q  <= 1'b0;
+      room_err_q <= 1'b0;
     end
   end
 

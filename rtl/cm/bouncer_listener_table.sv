@@ -60,6 +60,7 @@ module bouncer_listener_table #(
   output logic [15:0]           rd_backlog,
   output logic [1:0]            rd_fin_policy,
   output logic [1:0]            rd_auto_reject,
+  output logic                  rd_aeq_full_rst,
   output logic                  rd_tmpl_bank,
   output logic [9:0]            rd_tmpl_len,
   output logic                  rd_tmpl_ird_ord_valid,
@@ -99,6 +100,7 @@ module bouncer_listener_table #(
   logic [15:0]  backlog_q  [N];
   logic [1:0]   fin_q      [N];
   logic [1:0]   auto_q     [N];
+  logic         aeqrst_q   [N];
   logic [N-1:0] tbank_q;
   logic [9:0]   tlen_q     [N];
   logic         tiov_q     [N];
@@ -120,6 +122,7 @@ module bouncer_listener_table #(
       backlog_q[cfg_idx] <= wqe.backlog;
       fin_q[cfg_idx]     <= cfg_fin;
       auto_q[cfg_idx]    <= wqe.auto_reject;
+      aeqrst_q[cfg_idx]  <= wqe.aeq_full_rst;
       tlen_q[cfg_idx]    <= wqe.tmpl_len;
       tiov_q[cfg_idx]    <= wqe.tmpl_ird_ord_valid;
       tio_q[cfg_idx]     <= wqe.tmpl_ird_ord;
@@ -225,6 +228,7 @@ module bouncer_listener_table #(
   assign rd_backlog            = backlog_q[rd_idx];
   assign rd_fin_policy         = fin_q[rd_idx];
   assign rd_auto_reject        = auto_q[rd_idx];
+  assign rd_aeq_full_rst       = aeqrst_q[rd_idx];
   assign rd_tmpl_bank          = tbank_q[rd_idx];
   assign rd_tmpl_len           = tlen_q[rd_idx];
   assign rd_tmpl_ird_ord_valid = tiov_q[rd_idx];

@@ -278,7 +278,7 @@ uint32_t FakeHal::read_reg(uint32_t off) {
       if (off >= r::ISN_KEY && off < r::ISN_KEY + 4 * r::ISN_KEY_COUNT) return 0;  // wo
       if ((off >= r::STAT_RX_FRAMES && off <= r::STAT_ACK_TX) ||
           (off >= r::STAT_DMA_RD_ERR && off <= r::STAT_DMA_TIMEOUT) || off == r::STAT_RX_FILTERED ||
-          off == r::STAT_RX_STRAY) {
+          off == r::STAT_RX_STRAY || off == r::STAT_AEQ_REFUSED || off == r::STAT_EVT_COALESCED) {
         auto it = cm_stats.find(off);
         return it == cm_stats.end() ? 0 : it->second;
       }
@@ -731,6 +731,7 @@ void FakeHal::process_listener_op(std::span<const std::byte> wqe, bool create, u
   fl.auto_reject = static_cast<regs::AutoReject>(regs::get(wqe, l::AUTO_REJECT));
   fl.tmpl_ird_ord_valid = regs::get(wqe, l::TMPL_IRD_ORD_VALID) != 0;
   fl.tmpl_ird_ord = static_cast<uint32_t>(regs::get(wqe, l::TMPL_IRD_ORD));
+  fl.aeq_full_rst = regs::get(wqe, l::AEQ_FULL_RST) != 0;
   fl.loc_mac = regs::get(wqe, l::LOC_MAC);
   fl.ttl = static_cast<uint8_t>(regs::get(wqe, l::TTL));
   fl.tos = static_cast<uint8_t>(regs::get(wqe, l::TOS));

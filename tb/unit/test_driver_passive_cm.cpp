@@ -263,6 +263,7 @@ TEST_P(PassiveDeviceTest, ListenerWqeCarriesEveryField) {
   c.loc_mac = {0x02, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE};
   c.ttl = 32;
   c.tos = 0x10;
+  c.aeq_full_rst = true;
   const auto tmpl = as_bytes(pattern(40, 9));
   ASSERT_TRUE(dev->cqp_create_listener(c, tmpl));
   ASSERT_TRUE(hal.listeners[5]);
@@ -279,6 +280,7 @@ TEST_P(PassiveDeviceTest, ListenerWqeCarriesEveryField) {
   EXPECT_EQ(l.loc_mac, 0x02AABBCCDDEEull);
   EXPECT_EQ(l.ttl, 32);
   EXPECT_EQ(l.tos, 0x10);
+  EXPECT_TRUE(l.aeq_full_rst);
   EXPECT_EQ(l.tmpl_len, 40);
   EXPECT_EQ(l.tmpl, tmpl) << "copied at CREATE_LISTENER";
   EXPECT_TRUE(dev->listener_installed(5));

@@ -216,7 +216,7 @@ struct Aeqe {
 };
 
 /// A listener as the CQP CREATE_LISTENER WQE carries it (regs cqp_listen_wqe). The PD
-/// template is passed separately: Device copies it into a DMA buffer it owns.
+/// template is passed separately: Device hands it to the hardware, which copies it on chip.
 struct ListenerConfig {
   unsigned index = 0;   // 0 .. kNumListeners - 1, chosen by the host
   uint32_t loc_ip = 0;  // 0: every local address
@@ -230,6 +230,9 @@ struct ListenerConfig {
   MacAddr loc_mac{};
   uint8_t ttl = 64;  // 0 is sent as 64
   uint8_t tos = 0;
+  /// A request that arrives while the AEQ has no room for its CONNECT_REQUEST and the events
+  /// already owed: true, the hardware resets it; false, it auto-rejects it with the template.
+  bool aeq_full_rst = false;
 };
 
 /// A connection's full hardware state as READ_CM_CONTEXT returns it: the context plus the

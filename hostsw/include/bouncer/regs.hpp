@@ -495,6 +495,8 @@ inline constexpr uint32_t STAT_DMA_WR_ERR = 0x0364;  // rc
 inline constexpr uint32_t STAT_DMA_TIMEOUT = 0x0368;  // rc
 inline constexpr uint32_t STAT_RX_FILTERED = 0x0370;  // rc
 inline constexpr uint32_t STAT_RX_STRAY = 0x0374;  // rc
+inline constexpr uint32_t STAT_AEQ_REFUSED = 0x0380;  // rc
+inline constexpr uint32_t STAT_EVT_COALESCED = 0x0384;  // rc
 inline constexpr uint32_t PROBE_CTRL = 0x0400;  // rw
 inline constexpr uint32_t PROBE_STATUS = 0x0404;  // ro
 inline constexpr uint32_t PROBE_LOST = 0x0408;  // rc
@@ -689,6 +691,7 @@ inline constexpr Field BACKLOG{3, 0, 16};
 inline constexpr Field FIN_POLICY{3, 16, 2};
 inline constexpr Field AUTO_REJECT{3, 18, 2};
 inline constexpr Field TMPL_IRD_ORD_VALID{3, 20, 1};
+inline constexpr Field AEQ_FULL_RST{3, 21, 1};
 inline constexpr Field OPCODE{3, 32, 6};
 inline constexpr Field VALID{3, 63, 1};
 inline constexpr Field LOC_MAC{4, 0, 48};
