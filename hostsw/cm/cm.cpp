@@ -281,6 +281,7 @@ Result<ListenerId> Cm::listen(uint32_t local_ip, uint16_t port, const ListenOpti
   c.loc_mac = o.local_mac;
   c.ttl = o.ttl;
   c.tos = o.tos;
+  c.aeq_full_rst = o.aeq_full_rst;
   if (auto r = dev_.cqp_create_listener(c, o.template_pd); !r) return r.error();
   listeners_[index] = Listener{local_ip, port, o.channel, o.context};
   closed_[index] = false;

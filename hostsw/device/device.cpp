@@ -342,17 +342,15 @@ Result<void> Device::close() {
       queues::CqRing ccq;
       queues::CqRing aeq;
       std::unique_ptr<hal::DmaBuffer> pd_pool, ctx_pool, pd_area;
-      std::array<std::unique_ptr<hal::DmaBuffer>, regs::kNumListeners> tmpl;
       std::vector<std::unique_ptr<hal::DmaBuffer>> retired_tmpl;
     };
     // kept reachable (a leak checker would report the memory otherwise)
     static std::mutex graveyard_mu;
     static auto* graveyard = new std::vector<std::unique_ptr<Abandoned>>();
     std::lock_guard g(graveyard_mu);
-    graveyard->push_back(std::make_unique<Abandoned>(
-        Abandoned{std::move(sqs_), std::move(cq_), std::move(cqp_), std::move(ccq_),
-                  std::move(aeq_), std::move(pd_pool_), std::move(ctx_pool_), std::move(pd_area_),
-                  std::move(tmpl_), std::move(retired_tmpl_)}));
+    graveyard->push_back(std::make_unique<Abandoned>(Abandoned{
+        std::move(sqs_), std::move(cq_), std::move(cqp_), std::move(ccq_), std::move(aeq_),
+        std::move(pd_pool_), std::move(ctx_pool_), std::move(pd_area_), std::move(retired_tmpl_)}));
     return make_error(rc.error().code, rc.error().message + "; its host memory is kept (leaked)");
   }
   return {};
@@ -1042,8 +1040,7 @@ std::optional<Completion> Device::poll_cq_if(const std::function<bool(const Comp
 
 unsigned Device::listeners_installed() {
   std::lock_guard lk(mu_);
-  return static_cast<unsigned>(
-      std::count_if(tmpl_.begin(), tmpl_.end(), [](const auto& b) { return b != nullptr; }));
+  return static_cast<unsigned>(installed_.count());
 }
 
 }  // namespace bouncer

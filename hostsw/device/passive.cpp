@@ -171,9 +171,9 @@ Result<void> Device::cqp_create_listener(const ListenerConfig& c,
     return make_error(Errc::kInvalidArgument,
                       fmt::format("max_ird {} / max_ord {} exceed 14 bits", c.max_ird, c.max_ord));
   }
-  free_retired_templates();
-  // The hardware reads the template in whole 8-byte words: round the buffer up so no read
-  // runs past it (an IOMMU would fault on that).
+  // The hardware copies the template on chip while it executes the command (one DMA read, in
+  // whole 8-byte words: the buffer is rounded up so no read runs past it, which an IOMMU
+  // would fault on); the buffer is not needed once the command has completed.
   auto buf = hal_.alloc_dma(std::max<size_t>((template_pd.size() + 63) & ~size_t{63}, 64), 64);
   if (!buf) return buf.error();
   if (!template_pd.empty()) {
@@ -191,6 +191,7 @@ Result<void> Device::cqp_create_listener(const ListenerConfig& c,
   regs::put(img, f::FIN_POLICY, static_cast<uint64_t>(c.fin_policy));
   regs::put(img, f::AUTO_REJECT, static_cast<uint64_t>(c.auto_reject));
   regs::put(img, f::TMPL_IRD_ORD_VALID, c.tmpl_ird_ord.has_value());
+  regs::put(img, f::AEQ_FULL_RST, c.aeq_full_rst);
   regs::put(img, f::LOC_MAC, mac_to_field(c.loc_mac));
   regs::put(img, f::TTL, c.ttl);
   regs::put(img, f::TOS, c.tos);
@@ -202,12 +203,12 @@ Result<void> Device::cqp_create_listener(const ListenerConfig& c,
   if (!idx) return idx.error();
   auto done = cqp_finish(*idx, op, c.index);
   if (!done) {
-    // A timed-out command may still be executed: its template must outlive that.
+    // A timed-out command may still be executed: its template must outlive that (until
+    // close(), which resets the core first).
     if (done.error().code == Errc::kTimeout) retired_tmpl_.push_back(std::move(buf).value());
     return done;
   }
-  if (tmpl_[c.index]) retired_tmpl_.push_back(std::move(tmpl_[c.index]));
-  tmpl_[c.index] = std::move(buf).value();
+  installed_.set(c.index);
   return {};
 }
 
@@ -217,7 +218,6 @@ Result<void> Device::cqp_destroy_listener(unsigned index) {
     return make_error(Errc::kInvalidArgument,
                       fmt::format("listener index {} is not below {}", index, caps_.num_listeners));
   }
-  free_retired_templates();
   namespace f = regs::cqp_listen_wqe;
   std::array<std::byte, regs::kCqpWqeBytes> img{};
   regs::put(img, f::LISTENER, index);
@@ -228,18 +228,14 @@ Result<void> Device::cqp_destroy_listener(unsigned index) {
   const bool gone =
       done || (done.error().code == Errc::kHardware &&
                done.error().hw_minor == static_cast<uint16_t>(regs::CqMinor::BAD_LISTENER));
-  // Connections the listener accepted run to their end and may re-read its template
-  // (auto-rejects): the buffer is retired, not freed.
-  if (gone && tmpl_[index]) retired_tmpl_.push_back(std::move(tmpl_[index]));
+  // Connections the listener accepted run to their end on their own: an auto-reject's bytes
+  // were copied into the node's PD slot, which its retransmissions read.
+  if (gone) installed_.reset(index);
   return done;
 }
 
-uint64_t Device::listener_template_addr(unsigned index) const {
-  return index < tmpl_.size() && tmpl_[index] ? tmpl_[index]->device_addr() : 0;
-}
-
-void Device::free_retired_templates() {
-  if (!retired_tmpl_.empty() && cm_conns() == 0) retired_tmpl_.clear();
+bool Device::listener_installed(unsigned index) const {
+  return index < installed_.size() && installed_.test(index);
 }
 
 // ------------------------------------------------------------------------------- registers
@@ -338,6 +334,7 @@ constexpr StatValue kStats[] = {
     BOUNCER_STAT(STAT_ACK_TX),        BOUNCER_STAT(STAT_DMA_RD_ERR),
     BOUNCER_STAT(STAT_DMA_WR_ERR),    BOUNCER_STAT(STAT_DMA_TIMEOUT),
     BOUNCER_STAT(STAT_RX_FILTERED),   BOUNCER_STAT(STAT_RX_STRAY),
+    BOUNCER_STAT(STAT_AEQ_REFUSED),   BOUNCER_STAT(STAT_EVT_COALESCED),
 };
 #undef BOUNCER_STAT
 }  // namespace

@@ -151,7 +151,8 @@ module bouncer_cm_engine #(
   output logic [NL_LOG2-1:0]   lst_rd_idx,
   input  wire [1:0]            lst_fin_policy,
   input  wire [1:0]            lst_auto_reject,
-  input  wire [63:0]           lst_tmpl_addr,
+  input  wire                  lst_aeq_full_rst,  // AEQ without room: RST (else auto-reject)
+  input  wire                  lst_tmpl_bank,   // the listener's template bank (below)
   input  wire [9:0]            lst_tmpl_len,
   input  wire                  lst_tmpl_ird_ord_valid,
   input  wire [31:0]           lst_tmpl_ird_ord,
@@ -164,6 +165,17 @@ module bouncer_cm_engine #(
   output logic [NL_LOG2-1:0]   pend_inc_idx,
   output logic                 pend_dec,
   output logic [NL_LOG2-1:0]   pend_dec_idx,
+
+  // listener templates on chip (bouncer_tmpl_ram): an auto-reject reads its PD here, one
+  // 64-bit word per cycle, registered (tmpl_rd_data is the word addressed the cycle before).
+  // tmpl_use_*: the template slot {bank, listener} this job has taken and not finished reading;
+  // the control queue does not write a slot while it is in use
+  output logic                 tmpl_rd_en,
+  output logic [NL_LOG2:0]     tmpl_rd_slot,
+  output logic [5:0]           tmpl_rd_word,
+  input  wire  [63:0]          tmpl_rd_data,
+  output logic                 tmpl_use_valid,
+  output logic [NL_LOG2:0]     tmpl_use_slot,
 
   // keyed ISN (bouncer_isn_hash)
   output logic                 isn_valid,
@@ -277,14 +289,18 @@ module bouncer_cm_engine #(
   output logic [511:0]         dma_wr_data,
   input  wire                  dma_wr_done,
 
-  // events (AEQ writer)
+  // events (AEQ writer). aeq_free: entries the AEQ can still take (registered in the core,
+  // from the host's AEQ_HEAD and the writer's tail); aeq_half: half the ring's capacity
+  input  wire  [14:0]          aeq_free,
+  input  wire  [14:0]          aeq_half,
   output logic                 evt_valid,
   input  wire                  evt_ready,
   output logic [255:0]         evt,
 
   output logic                 busy,
-  output logic [25:0]          stat             // STAT_* pulses: bit i < 24 -> register 0x300 + 4i,
-                                                // 24 -> STAT_RX_FILTERED, 25 -> STAT_RX_STRAY
+  output logic [27:0]          stat             // STAT_* pulses: bit i < 24 -> register 0x300 + 4i,
+                                                // 24 -> STAT_RX_FILTERED, 25 -> STAT_RX_STRAY,
+                                                // 26 -> STAT_AEQ_REFUSED, 27 -> STAT_EVT_COALESCED
 );
 
   // statistics bit numbers (register 0x300 + 4 * bit)
@@ -293,7 +309,8 @@ module bouncer_cm_engine #(
                  ST_MPA_ERR = 10, ST_MPA_TMO = 11, ST_REJ_HOST = 12, ST_REJ_AUTO = 13,
                  ST_RTX = 14, ST_RTX_EXH = 15, ST_RST_TX = 16, ST_RST_RX = 17, ST_OOW = 18,
                  ST_FIN_TX = 19, ST_CLOSED = 20, ST_EVENTS = 21, ST_REJ_LATE = 22,
-                 ST_ACK_TX = 23, ST_RX_FILTERED = 24, ST_RX_STRAY = 25;
+                 ST_ACK_TX = 23, ST_RX_FILTERED = 24, ST_RX_STRAY = 25, ST_AEQ_REFUSED = 26,
+                 ST_EVT_COALESCED = 27;
 
   localparam logic [1:0] K_SYNACK = 2'd0, K_ACK = 2'd1, K_FIN = 2'd2, K_RST = 2'd3;
   localparam logic [1:0] CT_LOOKUP = 2'd0, CT_INSERT = 2'd1, CT_DELETE = 2'd2;
@@ -306,7 +323,7 @@ module bouncer_cm_engine #(
     S_CTX_RD, S_CTX_WAIT, S_DISPATCH, S_ASM_CMD, S_ASM_RSP, S_MPA,
     // epilogue
     E_DROP, E_DROP_RSP, E_PDDMA_CMD, E_PDDMA_CHUNK, E_PDDMA_WAIT, E_CTRL_A,
-    E_REJ_LOAD, E_REJ_DMA_CMD, E_REJ_DMA_DATA, E_REJ_START, E_REJ_WAIT,
+    E_REJ_LOAD, E_REJ_DMA_CMD, E_REJ_DMA_DATA, E_REJ_TMPL, E_REJ_START, E_REJ_WAIT,
     E_CTRL_B, E_EVT, E_CT_DEL, E_CT_DEL_WAIT, E_FREE, E_CTX_WR, E_TMR, E_HRSP
   } state_t;
   // one-hot: every next-state condition is then an AND of one state flop with its inputs, not
@@ -368,6 +385,12 @@ module bouncer_cm_engine #(
   // copy_q: the E_PDDMA_CHUNK / E_PDDMA_WAIT loop writes that copy (from the shadow RAM)
   // rather than the request PD (from the assembler)
   logic        p_copy_q, copy_q;
+  // an auto-reject's PD from the on-chip template: p_tmpl_q from S_MPA until the last word is
+  // read (the slot p_tslot_q is in use meanwhile); tw_q the next word to address, tv_q/ti_q
+  // the word addressed in the cycle before, whose data is on tmpl_rd_data
+  logic        p_tmpl_q, tv_q;
+  logic [NL_LOG2:0] p_tslot_q;
+  logic [6:0]  tw_q, ti_q;
   logic [3:0]  copy_row_q, copy_rows_q;   // 64-byte rows: this one, and how many
   logic [3:0]  copy_last_beats_q;         // 8-byte beats of the last row (1..8)
 
@@ -612,7 +635,6 @@ module bouncer_cm_engine #(
     logic [31:0] seq_a, ack_a;
     logic [15:0] ipid_a;
     logic        rej, rej_fin, rej_iov, rej_first, rst_after;
-    logic [1:0]  rej_src;
     logic [9:0]  rej_len;
     logic [31:0] rej_io, rej_seq;
     logic [15:0] rej_ipid;
@@ -620,7 +642,7 @@ module bouncer_cm_engine #(
     logic [7:0]  evt_code, evt_reason;
     logic        free, ctxwr, tmr, append, pddma;
     logic [15:0] major, minor;
-    logic [25:0] stat;
+    logic [27:0] stat;
     logic        pinc, pdec;
   } plan_t;
 
@@ -815,14 +837,16 @@ module bouncer_cm_engine #(
   // lq_* registers hold what S_MPA would read and compute itself (asserted below; a listener
   // rewritten by the control queue in those two cycles takes effect with the next request).
   logic [1:0]        lq_fin_policy_q, lq_auto_reject_q;
+  logic              lq_aeq_rst_q;
   logic [13:0]       lq_max_ird_q, lq_max_ord_q;
   logic [9:0]        lq_tmpl_len_q;
   logic              lq_tmpl_iov_q;
   logic [31:0]       lq_tmpl_io_q;
-  logic [ADDR_W-1:0] lq_tmpl_addr_q;
+  logic              lq_tmpl_bank_q;
   logic [NL_LOG2-1:0] lq_idx_q, mq_idx_q;
   logic [7:0]        mc_err, mq_err_q;
   logic              mc_complete, mq_complete_q, mq_autorej_q;
+  logic              mq_refuse_q;       // no AEQ room for this request (see the AEQ section)
   logic              mq_tmpl_io_ok_q;   // the template's IRD/ORD word passes io_safe here
   always_comb begin : mpa_checks
     mc_err      = bouncer_regs_pkg::MPA_ERROR_NONE;
@@ -839,16 +863,18 @@ module bouncer_cm_engine #(
     lq_idx_q         <= lst_rd_idx;
     lq_fin_policy_q  <= lst_fin_policy;
     lq_auto_reject_q <= lst_auto_reject;
+    lq_aeq_rst_q     <= lst_aeq_full_rst;
     lq_max_ird_q     <= lst_max_ird;
     lq_max_ord_q     <= lst_max_ord;
     lq_tmpl_len_q    <= lst_tmpl_len;
     lq_tmpl_iov_q    <= lst_tmpl_ird_ord_valid;
     lq_tmpl_io_q     <= lst_tmpl_ird_ord;
-    lq_tmpl_addr_q   <= lst_tmpl_addr[ADDR_W-1:0];
+    lq_tmpl_bank_q   <= lst_tmpl_bank;
     mq_idx_q         <= lq_idx_q;
     mq_err_q         <= mc_err;
     mq_complete_q    <= mc_complete;
     mq_tmpl_io_ok_q  <= io_safe(lq_tmpl_io_q, asm_rsp_ird_ord);
+    mq_refuse_q      <= !room_req_q;
     mq_autorej_q     <= ctx_q.auto_rej || lq_auto_reject_q == bouncer_regs_pkg::AUTO_REJECT_ALL ||
                         (lq_auto_reject_q == bouncer_regs_pkg::AUTO_REJECT_IRD_ORD && enh_req &&
                          (asm_rsp_ird_ord[29:16] > lq_max_ird_q ||
@@ -882,7 +908,9 @@ module bouncer_cm_engine #(
       pl_mpa.ctrl_a     = 1'b1;
       pl_mpa.kind_a     = K_RST;
       pl_mpa.free       = 1'b1;
-      pl_mpa.evt        = 1'b1;
+      // an event for no live node: only while the AEQ has room to spare, else counted
+      pl_mpa.evt        = room_err_q;
+      pl_mpa.stat[ST_EVT_COALESCED] = !room_err_q;
       pl_mpa.evt_code   = bouncer_regs_pkg::AEQ_EVENT_MPA_ERROR;
       pl_mpa.evt_reason = err;
       pl_mpa.pdec       = counted;
@@ -909,7 +937,23 @@ module bouncer_cm_engine #(
       pl_mpa.ctxwr       = 1'b1;
       pl_mpa.tmr         = 1'b1;
       pl_mpa.stat[ST_MPA_REQ] = 1'b1;
-      if (autorej) begin
+      // no AEQ room for the request and the terminal event it would owe the host: the
+      // listener's policy decides, auto-reject (below) or a RST
+      if (!autorej && mq_refuse_q) begin
+        autorej = !lq_aeq_rst_q;
+        pl_mpa.stat[ST_AEQ_REFUSED] = 1'b1;
+      end
+      if (!autorej && mq_refuse_q) begin
+        nc_mpa.reasm_on = 1'b0;
+        pl_mpa.ctxwr    = 1'b0;
+        pl_mpa.tmr      = 1'b0;
+        pl_mpa.ctrl_a   = 1'b1;
+        pl_mpa.kind_a   = K_RST;
+        pl_mpa.free     = 1'b1;
+        pl_mpa.pdec     = counted;
+        pl_mpa.stat[ST_RST_TX]  = 1'b1;
+        pl_mpa.stat[ST_CLOSED]  = 1'b1;
+      end else if (autorej) begin
         // the listener's template and FIN policy, as if the host had rejected at once
         nc_mpa.rejected   = 1'b1;
         nc_mpa.fin_policy = apol;
@@ -936,7 +980,6 @@ module bouncer_cm_engine #(
         end
         pl_mpa.rej       = 1'b1;
         pl_mpa.rej_first = 1'b1;
-        pl_mpa.rej_src   = 2'd1;
         pl_mpa.rej_len   = lq_tmpl_len_q;
         pl_mpa.rej_iov   = lq_tmpl_iov_q && mq_tmpl_io_ok_q;
         pl_mpa.rej_io    = lq_tmpl_io_q;
@@ -982,7 +1025,6 @@ module bouncer_cm_engine #(
     end else begin
       pl_host.rej       = 1'b1;
       pl_host.rej_first = 1'b1;
-      pl_host.rej_src   = h_pd_inline ? 2'd0 : 2'd1;
       pl_host.rej_len   = h_pd_len;
       pl_host.rej_fin   = (pol == bouncer_regs_pkg::FIN_POLICY_IRDMA);
       pl_host.rej_iov   = h_ird_ord_valid;
@@ -1067,7 +1109,6 @@ module bouncer_cm_engine #(
           pl_tmr.stat[ST_RST_TX]  = 1'b1;
         end else if (rej_again) begin
           pl_tmr.rej      = 1'b1;
-          pl_tmr.rej_src  = 2'd1;
           pl_tmr.rej_len  = ctx_q.rej_pd_len;
           pl_tmr.rej_fin  = ctx_q.rej_fin;
           pl_tmr.rej_iov  = ctx_q.rej_ird_ord_valid;
@@ -1106,6 +1147,45 @@ module bouncer_cm_engine #(
         pl_tmr.pdec = counted;
         pl_tmr.stat[ST_CLOSED] = 1'b1;
       end
+    end
+  end
+
+  // ------------------------------------------------------------------ AEQ admission
+  // The AEQ must never stop the engine: a full ring would stall host rejects, timers and every
+  // other connection behind one host that stops polling. owed_q counts the events already
+  // promised: one terminal event (CLOSED, RESET, RTX_EXHAUSTED or TIMEOUT) for each node whose
+  // CONNECT_REQUEST was written. A request goes to the host only while the ring has room for
+  // its CONNECT_REQUEST, its terminal event and all the owed ones (room_req_q: aeq_free >
+  // owed + 2; the margin of one covers aeq_free's registered lag). Then free >= owed holds
+  // whatever the host does, so a promised event never waits for a slot. Otherwise the
+  // listener's AEQ_FULL_RST decides (plan_mpa): auto-reject with the template, or a RST.
+  // An MPA_ERROR event belongs to no live node: it is written only while more than half of
+  // the ring is free beyond the owed events (room_err_q), else only counted, so a stream of
+  // malformed requests cannot take the slots requests need.
+  logic [ID_W:0] owed_q;
+  logic [16:0]   owed_p2_q, owed_half_q;
+  logic          room_req_q, room_err_q;
+  logic          evt_owes, evt_pays;
+  assign evt_owes = evt_valid && evt_ready &&
+                    p_q.evt_code == bouncer_regs_pkg::AEQ_EVENT_CONNECT_REQUEST;
+  assign evt_pays = evt_valid && evt_ready &&
+                    p_q.evt_code != bouncer_regs_pkg::AEQ_EVENT_CONNECT_REQUEST &&
+                    p_q.evt_code != bouncer_regs_pkg::AEQ_EVENT_MPA_ERROR;
+  always_ff @(posedge clk) begin
+    if (evt_owes) owed_q <= owed_q + 1'b1;
+    // a host-written context may carry HOSTED without a CONNECT_REQUEST: never below 0
+    else if (evt_pays && owed_q != '0) owed_q <= owed_q - 1'b1;
+    // two register stages (the add, then the compare), so neither sits behind the other
+    owed_p2_q   <= 17'(owed_q) + 17'd2;
+    owed_half_q <= 17'(owed_q) + {2'b00, aeq_half};
+    room_req_q  <= {2'b00, aeq_free} > owed_p2_q;
+    room_err_q  <= {2'b00, aeq_free} > owed_half_q;
+    if (rst) begin
+      owed_q      <= '0;
+      owed_p2_q   <= '1;
+      owed_half_q <= '1;
+      room_req_q  <= 1'b0;
+      room_err_q <= 1'b0;
     end
   end
 
@@ -1162,6 +1242,7 @@ module bouncer_cm_engine #(
       // ================================================================ job intake
       S_IDLE: begin
         p_q <= '0; p_drop_q <= 1'b0; p_ctrl_b_q <= 1'b0; p_copy_q <= 1'b0; copy_q <= 1'b0;
+        p_tmpl_q <= 1'b0;
         h_major_q <= bouncer_regs_pkg::CQ_MAJOR_OK; h_minor_q <= bouncer_regs_pkg::CQ_MINOR_NONE; h_flen_q <= '0; h_seq_q <= '0;
         h_first_q <= '0;
         if (take_rx) begin
@@ -1362,7 +1443,9 @@ module bouncer_cm_engine #(
           asm_free_buf   <= asm_rsp_buf;
         end
         if (pl_mpa.rej) begin
-          p_rej_addr_q <= lq_tmpl_addr_q;
+          // the template is read from chip (E_REJ_TMPL): its slot is held from here on
+          p_tmpl_q     <= lq_tmpl_len_q != 10'd0;
+          p_tslot_q    <= {lq_tmpl_bank_q, lq_idx_q};
           p_ctrl_b_q   <= pl_mpa.rst_after;
           p_copy_q     <= !pl_mpa.rst_after && lq_tmpl_len_q != 10'd0;  // the template
         end
@@ -1395,7 +1478,10 @@ module bouncer_cm_engine #(
           state_q <= E_CTRL_B;
         end else begin
           pd_clear <= 1'b1;
+          tw_q     <= '0;
+          tv_q     <= 1'b0;
           if (p_q.rej_len == 10'd0) state_q <= E_REJ_START;
+          else if (p_tmpl_q) state_q <= E_REJ_TMPL;
           else state_q <= E_REJ_DMA_CMD;
           if (job_q == J_TMR) p_rej_addr_q <= slot_addr;   // holds what the first one sent
           else if (job_q == J_HOST) p_rej_addr_q <= h_pd_addr;
@@ -1432,6 +1518,22 @@ module bouncer_cm_engine #(
           end else begin
             state_q <= E_REJ_START;
           end
+        end
+      end
+      E_REJ_TMPL: begin
+        // word tw_q is addressed this cycle (tmpl_rd_*); the word addressed in the cycle
+        // before (tv_q, index ti_q) is on tmpl_rd_data and goes into the builder
+        tv_q <= !tlast_q;
+        ti_q <= tw_q;
+        if (!tlast_q) tw_q <= tw_q + 7'd1;
+        if (tv_q) begin
+          pd_wr_en   <= 1'b1;
+          pd_wr_idx  <= ti_q;
+          pd_wr_data <= tmpl_rd_data;
+        end
+        if (tv_q && ti_q + 7'd1 == tmpl_words) begin
+          p_tmpl_q <= 1'b0;                 // the slot is read: the control queue may reuse it
+          state_q  <= E_REJ_START;
         end
       end
       E_REJ_START: if (rej_start_ready && !pd_wr_en) begin
@@ -1525,6 +1627,7 @@ module bouncer_cm_engine #(
       pd_wr_en <= 1'b0;
       pre_q    <= 1'b0;
       copy_q   <= 1'b0;
+      p_tmpl_q <= 1'b0;
     end
   end
 
@@ -1782,6 +1885,18 @@ module bouncer_cm_engine #(
   assign rej_start_ird_ord_valid = p_q.rej_iov;
   assign rej_start_ird_ord       = p_q.rej_io;
   assign rej_start_mss           = rctx.peer_mss;
+
+  logic [6:0] tmpl_words;
+  logic       tlast_q;   // tw_q is past the template's last word
+  assign tmpl_words = 7'((({1'b0, p_q.rej_len}) + 11'd7) >> 3);
+  always_ff @(posedge clk) tlast_q <= (state_q == E_REJ_TMPL) && (tlast_q || tw_q + 7'd1 == tmpl_words);
+  assign tmpl_rd_en     = (state_q == E_REJ_TMPL) && !tlast_q;
+  assign tmpl_rd_slot   = p_tslot_q;
+  assign tmpl_rd_word   = tw_q[5:0];
+  // S_MPA takes the slot it read with the listener's other fields (lq_*); from then until the
+  // last word is read the control queue leaves that slot alone
+  assign tmpl_use_valid = (state_q == S_MPA) || p_tmpl_q;
+  assign tmpl_use_slot  = (state_q == S_MPA) ? {lq_tmpl_bank_q, lq_idx_q} : p_tslot_q;
 
   assign dma_rd_valid = (state_q == E_REJ_DMA_CMD);
   assign dma_rd_addr  = p_rej_addr_q;

@@ -19,6 +19,12 @@
 //
 // Read port (rd_*): the stored fields of entry rd_idx, combinational (latency 0).
 //
+// Template bank: each entry's PD template lives on chip in one of two banks
+// (bouncer_tmpl_ram). rd_tmpl_bank is the bank entry rd_idx uses; cfg_tmpl_bank is the other
+// bank of entry cfg_wqe.LISTENER, into which the control queue copies a new template before it
+// creates the entry. A create flips the entry's bank, so the template of the previous
+// incarnation stays intact for a request that took it before the create.
+//
 // Backlog (pend_*): per entry a 16-bit count of this listener's nodes between SYN and the
 // host's reject (or the node's end). pend_inc / pend_dec may come in the same cycle, also
 // for the same entry: the result is pending + inc - dec, floored at 0 and capped at
@@ -36,6 +42,7 @@ module bouncer_listener_table #(
   input  wire                   cfg_create,
   input  wire [511:0]           cfg_wqe,
   output logic                  cfg_ok,
+  output logic                  cfg_tmpl_bank,
 
   input  wire                   lk_valid,
   input  wire [31:0]            lk_ip,
@@ -53,7 +60,8 @@ module bouncer_listener_table #(
   output logic [15:0]           rd_backlog,
   output logic [1:0]            rd_fin_policy,
   output logic [1:0]            rd_auto_reject,
-  output logic [63:0]           rd_tmpl_addr,
+  output logic                  rd_aeq_full_rst,
+  output logic                  rd_tmpl_bank,
   output logic [9:0]            rd_tmpl_len,
   output logic                  rd_tmpl_ird_ord_valid,
   output logic [31:0]           rd_tmpl_ird_ord,
@@ -92,7 +100,8 @@ module bouncer_listener_table #(
   logic [15:0]  backlog_q  [N];
   logic [1:0]   fin_q      [N];
   logic [1:0]   auto_q     [N];
-  logic [63:0]  taddr_q    [N];
+  logic         aeqrst_q   [N];
+  logic [N-1:0] tbank_q;
   logic [9:0]   tlen_q     [N];
   logic         tiov_q     [N];
   logic [31:0]  tio_q      [N];
@@ -103,7 +112,8 @@ module bouncer_listener_table #(
   logic [13:0]  mord_q     [N];
   logic [N*16-1:0] pend_q, pend_d;  // entry i in bits [16*i +: 16]
 
-  assign cfg_ok = cfg_create || valid_q[cfg_idx];
+  assign cfg_ok        = cfg_create || valid_q[cfg_idx];
+  assign cfg_tmpl_bank = !tbank_q[cfg_idx];
 
   always_ff @(posedge clk) begin
     if (cfg_valid && cfg_create) begin
@@ -112,7 +122,7 @@ module bouncer_listener_table #(
       backlog_q[cfg_idx] <= wqe.backlog;
       fin_q[cfg_idx]     <= cfg_fin;
       auto_q[cfg_idx]    <= wqe.auto_reject;
-      taddr_q[cfg_idx]   <= wqe.tmpl_addr;
+      aeqrst_q[cfg_idx]  <= wqe.aeq_full_rst;
       tlen_q[cfg_idx]    <= wqe.tmpl_len;
       tiov_q[cfg_idx]    <= wqe.tmpl_ird_ord_valid;
       tio_q[cfg_idx]     <= wqe.tmpl_ird_ord;
@@ -125,8 +135,14 @@ module bouncer_listener_table #(
   end
 
   always_ff @(posedge clk) begin
-    for (int i = 0; i < N; i++) if (cfg_valid && cfg_idx == LW'(i)) valid_q[i] <= cfg_create;
-    if (rst) valid_q <= '0;
+    for (int i = 0; i < N; i++) begin
+      if (cfg_valid && cfg_idx == LW'(i)) valid_q[i] <= cfg_create;
+      if (cfg_valid && cfg_create && cfg_idx == LW'(i)) tbank_q[i] <= !tbank_q[i];
+    end
+    if (rst) begin
+      valid_q <= '0;
+      tbank_q <= '0;
+    end
   end
 
   // ---------------------------------------------------------------- backlog counters
@@ -212,7 +228,8 @@ module bouncer_listener_table #(
   assign rd_backlog            = backlog_q[rd_idx];
   assign rd_fin_policy         = fin_q[rd_idx];
   assign rd_auto_reject        = auto_q[rd_idx];
-  assign rd_tmpl_addr          = taddr_q[rd_idx];
+  assign rd_aeq_full_rst       = aeqrst_q[rd_idx];
+  assign rd_tmpl_bank          = tbank_q[rd_idx];
   assign rd_tmpl_len           = tlen_q[rd_idx];
   assign rd_tmpl_ird_ord_valid = tiov_q[rd_idx];
   assign rd_tmpl_ird_ord       = tio_q[rd_idx];

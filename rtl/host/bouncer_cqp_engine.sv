@@ -4,11 +4,17 @@
 //   fetch the 64-byte WQE (DMA) -> check polarity, opcode, cm_id range, alignment
 //   WRITE_CM_CONTEXT: DMA-read the 64-byte image at CTX_ADDR -> write the table entry
 //   READ_CM_CONTEXT:  read the table entry -> DMA-write it to CTX_ADDR
+//   CREATE_LISTENER:  DMA-read the template PD (TMPL_LEN bytes at TMPL_ADDR) into the
+//                     listener's free template bank on chip -> install the entry
+//   DESTROY_LISTENER: invalidate the entry
 //   NOP:              nothing
 //   -> hand the CCQE to the completion writer; advance the consumer index.
 // Every WQE gets exactly one CCQE; a failed check or a DMA error only changes its codes.
 // Latency per command: one WQE fetch (memory latency + 8) plus, for context commands,
-// one more 64-byte DMA and a table access (2-3 cycles).
+// one more 64-byte DMA and a table access (2-3 cycles); for CREATE_LISTENER with a template,
+// one DMA of ceil(TMPL_LEN / 8) beats (memory latency + beats), started once the CM engine is
+// not reading the bank it goes into (tmpl_use_*: at most one auto-reject's template read).
+// A template read that fails completes with DMA/DMA_PD and installs nothing.
 `default_nettype none
 module bouncer_cqp_engine #(
   parameter int ADDR_W         = 64,
@@ -63,13 +69,22 @@ module bouncer_cqp_engine #(
   output logic                      lst_cfg_create,
   output logic [511:0]              lst_cfg_wqe,
   input  wire                       lst_cfg_ok,
+  input  wire                       lst_cfg_tmpl_bank,  // the bank a create writes
+
+  // listener templates (bouncer_tmpl_ram write port) and the slot the CM engine is reading
+  output logic                      tmpl_wr_en,
+  output logic [4:0]                tmpl_wr_slot,       // {bank, listener}
+  output logic [5:0]                tmpl_wr_word,
+  output logic [63:0]               tmpl_wr_data,
+  input  wire                       tmpl_use_valid,
+  input  wire  [4:0]                tmpl_use_slot,
 
   output logic                      stat_wqe
 );
 
   typedef enum logic [3:0] {
     S_IDLE, S_FETCH_CMD, S_FETCH_DATA, S_DECODE, S_CTXIN_CMD, S_CTXIN_DATA, S_CTX_WR,
-    S_CTX_RD, S_CTX_WAIT, S_CTXOUT, S_CTXOUT_WAIT, S_LST, S_CQE
+    S_CTX_RD, S_CTX_WAIT, S_CTXOUT, S_CTXOUT_WAIT, S_TMPL_CMD, S_TMPL_DATA, S_LST, S_CQE
   } state_t;
   state_t state_q;
 
@@ -77,6 +92,10 @@ module bouncer_cqp_engine #(
   logic         pol_q;
   logic [511:0] wqe_q, buf_q;
   logic [2:0]   beat_q;
+  logic [5:0]   tw_q;        // template word being written
+  logic [7:0]   tmpl_beats_q;
+  logic [4:0]   tslot_q;     // {bank, listener} the template goes into
+  logic         tmpl_busy;
   logic [15:0]  major_q, minor_q;
   /* verilator lint_off UNUSEDSIGNAL */  // a view: reserved bits are unused
   bouncer_regs_pkg::cqp_wqe_t w;
@@ -154,8 +173,26 @@ module bouncer_cqp_engine #(
         if (dec_major != bouncer_regs_pkg::CQ_MAJOR_OK) state_q <= S_CQE;
         else if (w.opcode == bouncer_regs_pkg::CQP_OP_WRITE_CM_CONTEXT) state_q <= S_CTXIN_CMD;
         else if (w.opcode == bouncer_regs_pkg::CQP_OP_READ_CM_CONTEXT) state_q <= S_CTX_RD;
+        else if (lst_create && lw.tmpl_len != 10'd0) state_q <= S_TMPL_CMD;
         else if (is_lst_op) state_q <= S_LST;
         else state_q <= S_CQE;
+      end
+      // the template into the listener's free bank, one word per beat
+      S_TMPL_CMD: if (rd_cmd_ready && !tmpl_busy) begin
+        tw_q    <= '0;
+        state_q <= S_TMPL_DATA;
+      end
+      S_TMPL_DATA: if (rd_valid) begin
+        tw_q <= tw_q + 6'd1;
+        if (rd_last) begin
+          if (rd_err) begin
+            major_q <= bouncer_regs_pkg::CQ_MAJOR_DMA;
+            minor_q <= bouncer_regs_pkg::CQ_MINOR_DMA_PD;
+            state_q <= S_CQE;
+          end else begin
+            state_q <= S_LST;
+          end
+        end
       end
       S_LST: begin
         if (!lst_cfg_ok) begin
@@ -210,7 +247,8 @@ module bouncer_cqp_engine #(
     end
   end
 
-  assign rd_cmd_valid  = (state_q == S_FETCH_CMD) || (state_q == S_CTXIN_CMD);
+  assign rd_cmd_valid  = (state_q == S_FETCH_CMD) || (state_q == S_CTXIN_CMD) ||
+                         (state_q == S_TMPL_CMD && !tmpl_busy);
   // the WQE's address, registered every cycle: ci_q only changes on the way to S_IDLE, which
   // S_FETCH_CMD always follows, so the 64-bit add is not in front of the DMA read master's
   // client mux (the add and the mux together exceed the ap_clk depth budget). A CQP_BASE
@@ -226,7 +264,19 @@ module bouncer_cqp_engine #(
       assert (fetch_addr_q == cqp_base + {{(ADDR_W-21){1'b0}}, ci_q, 6'b000000});
   end
 `endif
-  assign rd_cmd_beats  = 8'd8;
+  // TMPL_ADDR and CTX_ADDR are the same field (qword 0), so the address needs no third input
+  assign rd_cmd_beats  = (state_q == S_TMPL_CMD) ? tmpl_beats_q : 8'd8;
+  always_ff @(posedge clk) begin
+    tmpl_beats_q <= 8'((({1'b0, lw.tmpl_len}) + 11'd7) >> 3);
+    tslot_q      <= {lst_cfg_tmpl_bank, lw.listener};
+  end
+  // the slot the CM engine holds: a request that took the listener's previous template
+  // before the last create; every later request takes the other bank, so this wait ends
+  assign tmpl_busy    = tmpl_use_valid && tmpl_use_slot == tslot_q;
+  assign tmpl_wr_en   = (state_q == S_TMPL_DATA) && rd_valid;
+  assign tmpl_wr_slot = tslot_q;
+  assign tmpl_wr_word = tw_q;
+  assign tmpl_wr_data = rd_data;
 
   assign wr_cmd_valid  = (state_q == S_CTXOUT);
   assign wr_cmd_addr   = w.ctx_addr;

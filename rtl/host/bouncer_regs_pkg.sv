@@ -10,7 +10,7 @@
 package bouncer_regs_pkg;
 
   localparam logic [31:0] ID_VALUE = 32'h424E4352;
-  localparam logic [31:0] VERSION_VALUE = 32'h00000900;
+  localparam logic [31:0] VERSION_VALUE = 32'h00000A00;
 
   // ---- constants
   localparam int SQ_WQE_BYTES = 64;  // Size of one SQ descriptor (WQE).
@@ -208,6 +208,8 @@ package bouncer_regs_pkg;
   localparam logic [15:0] REG_STAT_DMA_TIMEOUT = 16'h0368;
   localparam logic [15:0] REG_STAT_RX_FILTERED = 16'h0370;
   localparam logic [15:0] REG_STAT_RX_STRAY = 16'h0374;
+  localparam logic [15:0] REG_STAT_AEQ_REFUSED = 16'h0380;
+  localparam logic [15:0] REG_STAT_EVT_COALESCED = 16'h0384;
   localparam logic [15:0] REG_PROBE_CTRL = 16'h0400;
   localparam logic [15:0] REG_PROBE_STATUS = 16'h0404;
   localparam logic [15:0] REG_PROBE_LOST = 16'h0408;
@@ -457,6 +459,8 @@ package bouncer_regs_pkg;
   localparam int CQP_LISTEN_WQE_AUTO_REJECT_W = 2;
   localparam int CQP_LISTEN_WQE_TMPL_IRD_ORD_VALID_LSB = 212;
   localparam int CQP_LISTEN_WQE_TMPL_IRD_ORD_VALID_W = 1;
+  localparam int CQP_LISTEN_WQE_AEQ_FULL_RST_LSB = 213;
+  localparam int CQP_LISTEN_WQE_AEQ_FULL_RST_W = 1;
   localparam int CQP_LISTEN_WQE_OPCODE_LSB = 224;
   localparam int CQP_LISTEN_WQE_OPCODE_W = 6;
   localparam int CQP_LISTEN_WQE_VALID_LSB = 255;
@@ -486,7 +490,8 @@ package bouncer_regs_pkg;
     logic [0:0] valid;
     logic [24:0] rsvd2;
     logic [5:0] opcode;
-    logic [10:0] rsvd1;
+    logic [9:0] rsvd1;
+    logic [0:0] aeq_full_rst;
     logic [0:0] tmpl_ird_ord_valid;
     logic [1:0] auto_reject;
     logic [1:0] fin_policy;

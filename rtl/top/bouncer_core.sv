@@ -190,7 +190,8 @@ module bouncer_core #(
   logic [15:0]  tcp_mss, tcp_wnd;
   logic [ID_W:0] cm_in_use;
   logic [23:0]  st_cm;
-  logic [25:0]  st_cm_engine;           // bits 24/25: STAT_RX_FILTERED / STAT_RX_STRAY
+  logic [27:0]  st_cm_engine;           // bits 24-27: STAT_RX_FILTERED, STAT_RX_STRAY,
+                                        // STAT_AEQ_REFUSED, STAT_EVT_COALESCED
   logic [47:0]  port_mac;
   logic [31:0]  port_ip;
   logic         cm_ready, cm_busy, rx_good, rx_drop;
@@ -241,7 +242,8 @@ module bouncer_core #(
     .probe_overflow(probe_ovf), .probe_lost,
     .dma_timeout, .stat_dma_rd_err(st_dma_rd_err), .stat_dma_wr_err(st_dma_wr_err),
     .stat_dma_timeout(st_dma_timeout),
-    .stat_rx_filtered(st_cm_engine[24]), .stat_rx_stray(st_cm_engine[25])
+    .stat_rx_filtered(st_cm_engine[24]), .stat_rx_stray(st_cm_engine[25]),
+    .stat_aeq_refused(st_cm_engine[26]), .stat_evt_coalesced(st_cm_engine[27])
   );
   // RX_FRAMES (bit 0) and RX_OVERFLOW (bit 3) are counted at the RX FIFO; RX_OVERFLOW also
   // counts the frames the loopback discards on s_axis_rx (rx_ovf, see the loopback section)
@@ -324,7 +326,8 @@ module bouncer_core #(
     .ctx_req_wdata(ctx_req_wdata[0 +: 512]),
     .ctx_rsp_valid(ctx_rsp_valid[0]), .ctx_rsp_rdata,
     .cqe_valid(ccqe_valid), .cqe_ready(ccqe_ready), .cqe(ccqe),
-    .lst_cfg_valid, .lst_cfg_create, .lst_cfg_wqe, .lst_cfg_ok,
+    .lst_cfg_valid, .lst_cfg_create, .lst_cfg_wqe, .lst_cfg_ok, .lst_cfg_tmpl_bank,
+    .tmpl_wr_en, .tmpl_wr_slot, .tmpl_wr_word, .tmpl_wr_data, .tmpl_use_valid, .tmpl_use_slot,
     .stat_wqe(st_cqp_wqe)
   );
 
@@ -504,7 +507,12 @@ module bouncer_core #(
   logic [15:0]        lk_port;
   logic [NL_LOG2-1:0] lk_idx, lst_rd_idx, pend_inc_idx, pend_dec_idx;
   logic [1:0]         lst_fin_policy, lst_auto_reject, lk_auto_reject;
-  logic [63:0]        lst_tmpl_addr;
+  logic               lst_aeq_full_rst;
+  logic               lst_tmpl_bank, lst_cfg_tmpl_bank;
+  logic               tmpl_wr_en, tmpl_rd_en, tmpl_use_valid;
+  logic [NL_LOG2:0]   tmpl_wr_slot, tmpl_rd_slot, tmpl_use_slot;
+  logic [5:0]         tmpl_wr_word, tmpl_rd_word;
+  logic [63:0]        tmpl_wr_data, tmpl_rd_data;
   logic [9:0]         lst_tmpl_len;
   logic               lst_tmpl_iov;
   logic [31:0]        lst_tmpl_io;
@@ -517,15 +525,23 @@ module bouncer_core #(
   bouncer_listener_table #(.N(1 << NL_LOG2)) u_lst (
     .clk, .rst(rst_e),
     .cfg_valid(lst_cfg_valid), .cfg_create(lst_cfg_create), .cfg_wqe(lst_cfg_wqe),
-    .cfg_ok(lst_cfg_ok),
+    .cfg_ok(lst_cfg_ok), .cfg_tmpl_bank(lst_cfg_tmpl_bank),
     .lk_valid, .lk_ip, .lk_port, .lk_res_valid, .lk_hit, .lk_idx, .lk_full, .lk_auto_reject,
     .rd_idx(lst_rd_idx), .rd_valid_entry(), .rd_loc_ip(), .rd_loc_port(), .rd_backlog(),
     .rd_fin_policy(lst_fin_policy), .rd_auto_reject(lst_auto_reject),
-    .rd_tmpl_addr(lst_tmpl_addr), .rd_tmpl_len(lst_tmpl_len),
+    .rd_aeq_full_rst(lst_aeq_full_rst),
+    .rd_tmpl_bank(lst_tmpl_bank), .rd_tmpl_len(lst_tmpl_len),
     .rd_tmpl_ird_ord_valid(lst_tmpl_iov), .rd_tmpl_ird_ord(lst_tmpl_io),
     .rd_loc_mac(lst_loc_mac), .rd_ttl(lst_ttl), .rd_tos(lst_tos),
     .rd_max_ird(lst_max_ird), .rd_max_ord(lst_max_ord), .rd_pending(),
     .pend_inc, .pend_inc_idx, .pend_dec, .pend_dec_idx
+  );
+
+  // the listeners' PD templates: written by the control queue, read by auto-rejects
+  bouncer_tmpl_ram #(.NL_LOG2(NL_LOG2)) u_tmpl (
+    .clk,
+    .wr_en(tmpl_wr_en), .wr_slot(tmpl_wr_slot), .wr_word(tmpl_wr_word), .wr_data(tmpl_wr_data),
+    .rd_en(tmpl_rd_en), .rd_slot(tmpl_rd_slot), .rd_word(tmpl_rd_word), .rd_data(tmpl_rd_data)
   );
 
   logic        isn_valid, isn_ready, isn_res_valid, isn_res_ready;
@@ -542,6 +558,16 @@ module bouncer_core #(
   assign cm_ready = ctx_init_done && ct_init_done && alloc_init_done && tmr_init_done;
 
   // ------------------------------------------------------------------ CM engine
+  // AEQ room for the engine's admission (bouncer_cm_engine, "AEQ admission"): entries the ring
+  // can still take (it holds 2^AEQ_SIZE - 1: full when tail + 1 == head) and half of that,
+  // registered from the host's AEQ_HEAD and the writer's tail
+  logic [14:0] aeq_mask, aeq_free_q, aeq_half_q;
+  assign aeq_mask = 15'((32'd1 << aeq_size_log2) - 32'd1);
+  always_ff @(posedge clk) begin
+    aeq_free_q <= (aeq_head - aeq_tail - 15'd1) & aeq_mask;
+    aeq_half_q <= aeq_mask >> 1;
+  end
+
   logic         pd_clear, pd_wr_en;
   logic [9:0]   pd_len;
   logic [6:0]   pd_wr_idx;
@@ -591,10 +617,11 @@ module bouncer_core #(
     .ct_cmd_cm_id, .ct_res_valid, .ct_res_ready, .ct_res_hit, .ct_res_cm_id, .ct_res_status,
     .alloc_valid, .alloc_ready, .alloc_id, .free_valid, .free_id,
     .lk_valid, .lk_ip, .lk_port, .lk_res_valid, .lk_hit, .lk_idx, .lk_full, .lk_auto_reject,
-    .lst_rd_idx, .lst_fin_policy, .lst_auto_reject, .lst_tmpl_addr, .lst_tmpl_len,
+    .lst_rd_idx, .lst_fin_policy, .lst_auto_reject, .lst_aeq_full_rst, .lst_tmpl_bank, .lst_tmpl_len,
     .lst_tmpl_ird_ord_valid(lst_tmpl_iov), .lst_tmpl_ird_ord(lst_tmpl_io), .lst_loc_mac,
     .lst_ttl, .lst_tos, .lst_max_ird, .lst_max_ord,
     .pend_inc, .pend_inc_idx, .pend_dec, .pend_dec_idx,
+    .tmpl_rd_en, .tmpl_rd_slot, .tmpl_rd_word, .tmpl_rd_data, .tmpl_use_valid, .tmpl_use_slot,
     .isn_valid, .isn_ready, .isn_loc_ip, .isn_rem_ip, .isn_loc_port, .isn_rem_port,
     .isn_res_valid, .isn_res_ready, .isn_res,
     .ctx_req_valid(ctx_req_valid[1]), .ctx_req_ready(ctx_req_ready[1]),
@@ -628,7 +655,7 @@ module bouncer_core #(
     .dma_wr_valid(wr_cmd_valid[4]), .dma_wr_ready(wr_cmd_ready[4]),
     .dma_wr_addr(wr_cmd_addr[4*64 +: 64]), .dma_wr_beats(wr_cmd_beats[4*4 +: 4]),
     .dma_wr_data(wr_cmd_data[4*512 +: 512]), .dma_wr_done(wr_done[4]),
-    .evt_valid, .evt_ready, .evt,
+    .aeq_free(aeq_free_q), .aeq_half(aeq_half_q), .evt_valid, .evt_ready, .evt,
     .busy(cm_busy), .stat(st_cm_engine)
   );
 

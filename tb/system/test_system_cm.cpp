@@ -697,14 +697,17 @@ TEST_P(SystemCmPeer, ExactListenerWinsOverWildcard) {
   });
 }
 
-// A 4-entry AEQ and a host that looks away while 12 requests arrive: the engine waits for
-// room (STATUS.AEQ_FULL), frames behind it are dropped and counted, the initiators resend,
-// and in the end every request reached the host exactly once and was rejected. (The IRDMA
+// A 4-entry AEQ (3 events) and a host that looks away while 12 requests arrive: the engine
+// hands the host only what the ring can hold with the terminal events it will owe (one
+// request: its CONNECT_REQUEST and its end), never waits for room (STATUS.AEQ_FULL stays 0),
+// and auto-rejects the other 11 with the listener's template while the host is away
+// (STAT_AEQ_REFUSED). The host's request ends with exactly one terminal event. (The IRDMA
 // policy's reject + FIN costs siw the PD: asserted.)
-TEST_P(SystemCmPeer, AeqFullBackpressure) {
-  CmTest ct{.cfg = platform_config(width()),
-            .dc = device_config(8),
-            .listen = listen_options(R::FinPolicy::IRDMA)};
+TEST_P(SystemCmPeer, AeqWithoutRoomRefusesInsteadOfStalling) {
+  auto lo = listen_options(R::FinPolicy::IRDMA);
+  const auto tmpl = text_pd("busy", 12);
+  lo.template_pd = to_bytes(tmpl);
+  CmTest ct{.cfg = platform_config(width()), .dc = device_config(8), .listen = lo};
   ct.dc.aeq_entries = 4;
   ct.dc.aeq_head_batch = 1;
   ct.run([&](sim::Platform& plat, bouncer::hal::Device& hal, Device& dev, Cm&, Scenario& sc) {
@@ -713,25 +716,34 @@ TEST_P(SystemCmPeer, AeqFullBackpressure) {
           peer_config(i, 2, true, text_pd("queue #" + std::to_string(i), 20 + i), kPort, pers());
       pc.rto_cycles = kRto;
       pc.max_retransmits = 12;
-      const size_t k =
-          sc.add(pc, hal.now_cycles() + 100 + 300 * i, to_bytes(text_pd("no #", 4 + i)));
+      // the first request reaches the host; the others get the template
+      const auto pd = i == 0 ? to_bytes(text_pd("no #", 4)) : to_bytes(tmpl);
+      const size_t k = sc.add(pc, hal.now_cycles() + 100 + 300 * i, pd);
       sc.conns[k].expect_lost = pers() == peer::Personality::kSiw;
     }
     hal.wait_cycles(60'000);  // the host is busy elsewhere
-    EXPECT_NE(reg(hal, R::reg::STATUS) & (1u << 5), 0u) << "STATUS.AEQ_FULL";
+    EXPECT_EQ(reg(hal, R::reg::STATUS) & (1u << 5), 0u) << "STATUS.AEQ_FULL: the CM waited";
+    EXPECT_EQ(reg(hal, R::reg::STAT_AEQ_REFUSED), 11u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_REJECT_AUTO), 11u);
     ASSERT_TRUE(sc.settle(6'000'000)) << sc.status();
     for (const auto& c : sc.conns) {
       SCOPED_TRACE(dump(transcript(plat, c.cfg.ip, c.cfg.port)));
-      expect_request_matches(c);
       expect_rejected_as_planned(sc, c);
-      EXPECT_EQ(c.terminals,
-                std::vector<R::AeqEvent>{expected_terminal(pers(), R::FinPolicy::IRDMA)});
+      if (&c == &sc.conns.front()) {
+        expect_request_matches(c);
+        EXPECT_EQ(c.terminals,
+                  std::vector<R::AeqEvent>{expected_terminal(pers(), R::FinPolicy::IRDMA)});
+      } else {
+        EXPECT_TRUE(c.requests.empty());
+        EXPECT_TRUE(c.terminals.empty());
+      }
     }
-    EXPECT_EQ(reg(hal, R::reg::STATUS) & (1u << 5), 0u);
-    EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 24u);
+    EXPECT_EQ(reg(hal, R::reg::STAT_EVENTS), 2u);
     std::printf("[ stats    ] %s\n", stats_line(dev).c_str());
     expect_clean_end(sc);
-    ct.wants = pcap_wants(sc);
+    for (const auto& c : sc.conns) {
+      ct.wants[{c.cfg.ip, c.cfg.port}] = {to_u8(c.reject_pd), c.cfg.mpa_rev == 2 && c.cfg.enhanced};
+    }
   });
 }
 

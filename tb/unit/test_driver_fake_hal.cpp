@@ -278,7 +278,7 @@ uint32_t FakeHal::read_reg(uint32_t off) {
       if (off >= r::ISN_KEY && off < r::ISN_KEY + 4 * r::ISN_KEY_COUNT) return 0;  // wo
       if ((off >= r::STAT_RX_FRAMES && off <= r::STAT_ACK_TX) ||
           (off >= r::STAT_DMA_RD_ERR && off <= r::STAT_DMA_TIMEOUT) || off == r::STAT_RX_FILTERED ||
-          off == r::STAT_RX_STRAY) {
+          off == r::STAT_RX_STRAY || off == r::STAT_AEQ_REFUSED || off == r::STAT_EVT_COALESCED) {
         auto it = cm_stats.find(off);
         return it == cm_stats.end() ? 0 : it->second;
       }
@@ -731,11 +731,17 @@ void FakeHal::process_listener_op(std::span<const std::byte> wqe, bool create, u
   fl.auto_reject = static_cast<regs::AutoReject>(regs::get(wqe, l::AUTO_REJECT));
   fl.tmpl_ird_ord_valid = regs::get(wqe, l::TMPL_IRD_ORD_VALID) != 0;
   fl.tmpl_ird_ord = static_cast<uint32_t>(regs::get(wqe, l::TMPL_IRD_ORD));
+  fl.aeq_full_rst = regs::get(wqe, l::AEQ_FULL_RST) != 0;
   fl.loc_mac = regs::get(wqe, l::LOC_MAC);
   fl.ttl = static_cast<uint8_t>(regs::get(wqe, l::TTL));
   fl.tos = static_cast<uint8_t>(regs::get(wqe, l::TOS));
   fl.max_ird = static_cast<uint16_t>(regs::get(wqe, l::MAX_IRD));
   fl.max_ord = static_cast<uint16_t>(regs::get(wqe, l::MAX_ORD));
+  // the template is copied on chip now; a read error installs nothing
+  fl.tmpl.resize(fl.tmpl_len);
+  if (fl.tmpl_len > 0 && !dma_read(fl.tmpl_addr, fl.tmpl)) {
+    return err(regs::CqMajor::DMA, regs::CqMinor::DMA_PD);
+  }
   listeners[index] = fl;  // replaces a valid entry
 }
 
@@ -880,8 +886,10 @@ void FakeHal::auto_reject(uint32_t cm_id, FakeNode& n, const FakeListener& l) {
   FakeFrame fr;
   fr.wqe_idx = 0xFFFF;
   fr.cm_id = cm_id;
-  fr.pd.resize(l.tmpl_len);
-  if (!dma_read(l.tmpl_addr, std::as_writable_bytes(std::span(fr.pd)))) fr.pd.assign(1, 0xEE);
+  fr.pd.resize(l.tmpl.size());
+  std::memcpy(fr.pd.data(), l.tmpl.data(), l.tmpl.size());
+  // what the reject sent goes to the node's slot, which its retransmissions read
+  if (!l.tmpl.empty()) dev_write(pd_base() + uint64_t{cm_id} * kSlot, l.tmpl);
   fr.auto_reject = true;
   fr.fin_policy = n.fin_policy;
   fr.fin = n.fin_policy == regs::FinPolicy::IRDMA;
@@ -989,8 +997,7 @@ bool FakeHal::retransmit(uint32_t cm_id) {
   fr.fin_policy = n.fin_policy;
   fr.fin = n.fin_policy == regs::FinPolicy::IRDMA;
   fr.pd.resize(n.rej_pd_len);
-  const uint64_t src =
-      n.auto_rej ? listeners[n.listener]->tmpl_addr : pd_base() + uint64_t{cm_id} * kSlot;
+  const uint64_t src = pd_base() + uint64_t{cm_id} * kSlot;
   if (!dma_read(src, std::as_writable_bytes(std::span(fr.pd)))) return false;
   fr.tcp_seq = n.iss + 1;
   fr.wire_pd_len = static_cast<uint16_t>(n.rej_pd_len + (n.req.enhanced() ? 4 : 0));

@@ -94,8 +94,10 @@ struct FakeListener {
   regs::AutoReject auto_reject = regs::AutoReject::OFF;
   bool tmpl_ird_ord_valid = false;
   uint32_t tmpl_ird_ord = 0;
-  uint64_t tmpl_addr = 0;
+  bool aeq_full_rst = false;  // stored only: the fake's AEQ never refuses a request
+  uint64_t tmpl_addr = 0;     // where CREATE_LISTENER copied the template from
   uint16_t tmpl_len = 0;
+  std::vector<std::byte> tmpl;  // the on-chip copy, taken at CREATE_LISTENER
   uint64_t loc_mac = 0;
   uint8_t ttl = 0, tos = 0;
   uint16_t max_ird = 0, max_ord = 0;

@@ -263,6 +263,7 @@ TEST_P(PassiveDeviceTest, ListenerWqeCarriesEveryField) {
   c.loc_mac = {0x02, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE};
   c.ttl = 32;
   c.tos = 0x10;
+  c.aeq_full_rst = true;
   const auto tmpl = as_bytes(pattern(40, 9));
   ASSERT_TRUE(dev->cqp_create_listener(c, tmpl));
   ASSERT_TRUE(hal.listeners[5]);
@@ -279,11 +280,10 @@ TEST_P(PassiveDeviceTest, ListenerWqeCarriesEveryField) {
   EXPECT_EQ(l.loc_mac, 0x02AABBCCDDEEull);
   EXPECT_EQ(l.ttl, 32);
   EXPECT_EQ(l.tos, 0x10);
+  EXPECT_TRUE(l.aeq_full_rst);
   EXPECT_EQ(l.tmpl_len, 40);
-  EXPECT_EQ(l.tmpl_addr, dev->listener_template_addr(5));
-  std::vector<std::byte> got(40);
-  ASSERT_TRUE(hal.dma_read(l.tmpl_addr, got));
-  EXPECT_EQ(got, tmpl);
+  EXPECT_EQ(l.tmpl, tmpl) << "copied at CREATE_LISTENER";
+  EXPECT_TRUE(dev->listener_installed(5));
 
   ASSERT_TRUE(dev->cqp_destroy_listener(5));
   EXPECT_FALSE(hal.listeners[5]);
@@ -317,12 +317,15 @@ TEST_P(PassiveDeviceTest, HardwareWithFewerListenersAnswersBadListener) {
   auto r1 = dev->cqp_create_listener(c);
   ASSERT_FALSE(r1);
   EXPECT_EQ(r1.error().hw_minor, static_cast<uint16_t>(regs::CqMinor::BAD_LISTENER));
-  EXPECT_EQ(dev->listener_template_addr(9), 0u) << "not installed, not kept";
+  EXPECT_FALSE(dev->listener_installed(9));
   EXPECT_TRUE(dev->cqp_nop()) << "the CQP keeps working";
 }
 
-// A destroyed listener's template stays readable while connections it accepted live.
-TEST_P(PassiveDeviceTest, TemplateOutlivesItsListenerUntilTheConnectionsEnd) {
+// The hardware copies the template at CREATE_LISTENER: the driver's buffer is gone after the
+// command, a node keeps the bytes it was rejected with (its retransmissions read its PD slot)
+// after its listener is destroyed and the index re-created with another template, and a
+// template that cannot be read installs nothing.
+TEST_P(PassiveDeviceTest, TemplateIsCopiedAtCreateAndNodesKeepTheirBytes) {
   open();
   ListenerConfig c;
   c.index = 2;
@@ -330,21 +333,38 @@ TEST_P(PassiveDeviceTest, TemplateOutlivesItsListenerUntilTheConnectionsEnd) {
   c.auto_reject = regs::AutoReject::ALL;
   const auto tmpl = as_bytes(pattern(24, 3));
   ASSERT_TRUE(dev->cqp_create_listener(c, tmpl));
-  const uint64_t addr = dev->listener_template_addr(2);
+  const uint64_t addr = hal.listeners[2]->tmpl_addr;
+  std::vector<std::byte> probe(24);
+  EXPECT_FALSE(hal.dma_read(addr, probe)) << "the driver freed its copy after the command";
   auto id = hal.inject_connect_request(request(1, false, 0));
   ASSERT_TRUE(id);
-  EXPECT_EQ(dev->cm_conns(), 1u);
-  ASSERT_TRUE(dev->cqp_destroy_listener(2));
-  EXPECT_EQ(dev->listener_template_addr(2), 0u);
-  std::vector<std::byte> probe(24);
-  EXPECT_TRUE(hal.dma_read(addr, probe)) << "still allocated";
-  ASSERT_TRUE(hal.retransmit(*id));
   EXPECT_EQ(hal.frames.back().pd, u8(tmpl));
+  ASSERT_TRUE(dev->cqp_destroy_listener(2));
+  EXPECT_FALSE(dev->listener_installed(2));
+  const auto other = as_bytes(pattern(16, 7));
+  ASSERT_TRUE(dev->cqp_create_listener(c, other));
+  ASSERT_TRUE(hal.retransmit(*id));
+  EXPECT_EQ(hal.frames.back().pd, u8(tmpl)) << "the node keeps what it was rejected with";
+  auto id2 = hal.inject_connect_request(request(2, false, 0));
+  ASSERT_TRUE(id2);
+  EXPECT_EQ(hal.frames.back().pd, u8(other));
   ASSERT_TRUE(hal.finish_node(*id, AeqEvent::CLOSED));
-  EXPECT_EQ(dev->cm_conns(), 0u);
-  c.index = 3;
-  ASSERT_TRUE(dev->cqp_create_listener(c, tmpl));  // the next listener op frees it
-  EXPECT_FALSE(hal.dma_read(addr, probe));
+  ASSERT_TRUE(hal.finish_node(*id2, AeqEvent::CLOSED));
+
+  // a template the core cannot read: DMA/DMA_PD, nothing installed
+  ASSERT_TRUE(dev->cqp_destroy_listener(2));
+  // every read fails but the control queue's own WQE fetch
+  const uint64_t ring = (uint64_t{hal.read32(r::CQP_BASE_HI)} << 32) | hal.read32(r::CQP_BASE_LO);
+  const uint64_t ring_end = ring + (uint64_t{64} << hal.read32(r::CQP_SIZE));
+  hal.dma_read_errors.push_back({0, ring});
+  hal.dma_read_errors.push_back({ring_end, ~uint64_t{0}});
+  auto bad = dev->cqp_create_listener(c, tmpl);
+  hal.dma_read_errors.clear();
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, Errc::kHardware);
+  EXPECT_EQ(bad.error().hw_minor, static_cast<uint16_t>(regs::CqMinor::DMA_PD));
+  EXPECT_FALSE(dev->listener_installed(2));
+  EXPECT_FALSE(hal.listeners[2]);
 }
 
 TEST_P(PassiveDeviceTest, AeqeDecodesEveryField) {

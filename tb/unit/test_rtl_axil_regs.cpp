@@ -221,7 +221,7 @@ TEST(AxilRegs, IdAndVersionUnchanged) {
   EXPECT_EQ(field::VERSION::MAJOR.get(v), bouncer::regs::kVersionMajor);
   EXPECT_EQ(field::VERSION::MINOR.get(v), bouncer::regs::kVersionMinor);
   EXPECT_EQ(field::VERSION::PATCH.get(v), bouncer::regs::kVersionPatch);
-  EXPECT_EQ(v, 0x000900u);  // 0.9.0
+  EXPECT_EQ(v, 0x000A00u);  // 0.10.0
   // an existing register still works
   r.write(reg::SCRATCH, 0xA5A55A5A);
   EXPECT_EQ(r.read(reg::SCRATCH), 0xA5A55A5Au);
@@ -552,30 +552,42 @@ TEST(AxilRegs, EachStatBitCountsItsOwnCounter) {
   EXPECT_EQ(r.read(reg::STAT_TX_FRAMES), 0u);
 }
 
-// The two RX drop counters outside the stat_cm block (STAT_RX_FILTERED, STAT_RX_STRAY) count
-// their own pulses only, and stat_cm never moves them.
+// The CM counters outside the stat_cm block (STAT_RX_FILTERED, STAT_RX_STRAY,
+// STAT_AEQ_REFUSED, STAT_EVT_COALESCED) count their own pulses only, and stat_cm never moves
+// them.
 TEST(AxilRegs, RxFilteredAndStrayCounters) {
   Regs r;
   EXPECT_EQ(r.read(reg::STAT_RX_FILTERED), 0u);
   EXPECT_EQ(r.read(reg::STAT_RX_STRAY), 0u);
+  EXPECT_EQ(r.read(reg::STAT_AEQ_REFUSED), 0u);
+  EXPECT_EQ(r.read(reg::STAT_EVT_COALESCED), 0u);
   std::mt19937 rng(11);
-  uint32_t filt = 0, stray = 0;
+  uint32_t filt = 0, stray = 0, refused = 0, coalesced = 0;
   for (int c = 0; c < 500; ++c) {
     const uint32_t p = rng();
     r.dut().stat_rx_filtered = p & 1;
     r.dut().stat_rx_stray = p >> 1 & 1;
+    r.dut().stat_aeq_refused = p >> 2 & 1;
+    r.dut().stat_evt_coalesced = (p >> 3 & 3) == 0;
     r.dut().stat_cm = p >> 8 & 0xFFFFFF;
     r.tick();
     filt += p & 1;
     stray += p >> 1 & 1;
+    refused += p >> 2 & 1;
+    coalesced += (p >> 3 & 3) == 0;
   }
   r.dut().stat_rx_filtered = 0;
   r.dut().stat_rx_stray = 0;
+  r.dut().stat_aeq_refused = 0;
+  r.dut().stat_evt_coalesced = 0;
   r.dut().stat_cm = 0;
   EXPECT_EQ(r.read(reg::STAT_RX_FILTERED), filt);
   EXPECT_EQ(r.read(reg::STAT_RX_STRAY), stray);
+  EXPECT_EQ(r.read(reg::STAT_AEQ_REFUSED), refused);
+  EXPECT_EQ(r.read(reg::STAT_EVT_COALESCED), coalesced);
   EXPECT_GT(filt, 0u);
   EXPECT_NE(filt, stray);
+  EXPECT_NE(refused, coalesced);
   // read-only: writes are ignored
   r.write(reg::STAT_RX_FILTERED, 0);
   r.write(reg::STAT_RX_STRAY, 0);

@@ -40,7 +40,7 @@ struct Listener {
   uint16_t backlog = 0;
   uint8_t fin = 0;
   uint8_t auto_rej = 0;
-  uint64_t tmpl_addr = 0;
+  bool tmpl_bank = false;  // flips with every create; kept across a destroy
   uint16_t tmpl_len = 0;
   bool tmpl_iov = false;
   uint32_t tmpl_ird_ord = 0;
@@ -86,7 +86,7 @@ class RefTable {
     if (fin == regs::FinPolicy::DEFAULT) fin = regs::FinPolicy::SIW_SAFE;
     l.fin = static_cast<uint8_t>(fin);
     l.auto_rej = static_cast<uint8_t>(regs::get(img, lw::AUTO_REJECT));
-    l.tmpl_addr = regs::get(img, lw::TMPL_ADDR);
+    l.tmpl_bank = !l.tmpl_bank;
     l.tmpl_len = static_cast<uint16_t>(regs::get(img, lw::TMPL_LEN));
     l.tmpl_iov = regs::get(img, lw::TMPL_IRD_ORD_VALID) != 0;
     l.tmpl_ird_ord = static_cast<uint32_t>(regs::get(img, lw::TMPL_IRD_ORD));
@@ -203,7 +203,7 @@ class Harness {
     EXPECT_EQ(m_->rd_backlog, l.backlog);
     EXPECT_EQ(m_->rd_fin_policy, l.fin);
     EXPECT_EQ(m_->rd_auto_reject, l.auto_rej);
-    EXPECT_EQ(m_->rd_tmpl_addr, l.tmpl_addr);
+    EXPECT_EQ(m_->rd_tmpl_bank, l.tmpl_bank);
     EXPECT_EQ(m_->rd_tmpl_len, l.tmpl_len);
     EXPECT_EQ(m_->rd_tmpl_ird_ord_valid, l.tmpl_iov);
     EXPECT_EQ(m_->rd_tmpl_ird_ord, l.tmpl_ird_ord);
@@ -258,6 +258,9 @@ class Harness {
     exp_lk1_.reset();
     if (op.lk) exp_lk1_ = ref_.lookup(op.lk->first, op.lk->second);
     if (op.cfg) {
+      // the bank a create copies its template into: the one the entry does not use
+      const unsigned ci = op.cfg->second.idx % kN;
+      EXPECT_EQ(m_->cfg_tmpl_bank, !ref_.e_[ci].tmpl_bank) << "entry " << ci;
       bool ok = ref_.cfg(op.cfg->first, op.cfg->second);
       EXPECT_EQ(m_->cfg_ok, ok) << (op.cfg->first ? "create" : "destroy");
       bad_destroys_ += !ok;

@@ -136,6 +136,11 @@ struct ListenOptions {
   uint16_t max_ird = 0, max_ord = 0;  // auto_reject IRD_ORD limits
   std::array<uint8_t, 6> local_mac{};
   uint8_t ttl = 64, tos = 0;
+  /// When the AEQ is too full to promise the host a request and its end (the application is
+  /// not polling), the hardware decides alone: false, it auto-rejects the request with
+  /// template_pd (the initiator gets a proper reject); true, it resets the connection.
+  /// Counted in STAT_AEQ_REFUSED either way.
+  bool aeq_full_rst = false;
   std::optional<unsigned> index;  // listener-table entry; unset: the lowest free one
   /// The application's pointer for this listener, handed back in every event of its
   /// connections (rdma_cm_id::context, which a connection inherits from its listener).

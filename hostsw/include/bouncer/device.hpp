@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bitset>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -215,7 +216,7 @@ struct Aeqe {
 };
 
 /// A listener as the CQP CREATE_LISTENER WQE carries it (regs cqp_listen_wqe). The PD
-/// template is passed separately: Device copies it into a DMA buffer it owns.
+/// template is passed separately: Device hands it to the hardware, which copies it on chip.
 struct ListenerConfig {
   unsigned index = 0;   // 0 .. kNumListeners - 1, chosen by the host
   uint32_t loc_ip = 0;  // 0: every local address
@@ -229,6 +230,9 @@ struct ListenerConfig {
   MacAddr loc_mac{};
   uint8_t ttl = 64;  // 0 is sent as 64
   uint8_t tos = 0;
+  /// A request that arrives while the AEQ has no room for its CONNECT_REQUEST and the events
+  /// already owed: true, the hardware resets it; false, it auto-rejects it with the template.
+  bool aeq_full_rst = false;
 };
 
 /// A connection's full hardware state as READ_CM_CONTEXT returns it: the context plus the
@@ -343,8 +347,8 @@ class Device {
                                    std::span<const std::byte> template_pd = {});
   /// DESTROY_LISTENER. The hardware answers CTX/BAD_LISTENER for an unused entry.
   Result<void> cqp_destroy_listener(unsigned index);
-  /// Device address of listener `index`'s template buffer (0 when none).
-  uint64_t listener_template_addr(unsigned index) const;
+  /// Listener `index` was created by this Device and not destroyed since.
+  bool listener_installed(unsigned index) const;
 
   // ---- passive CM: configuration and counters
   Result<void> set_timers(const TimerConfig& t);
@@ -571,7 +575,6 @@ class Device {
   Result<void> cqp_exec(uint8_t opcode, uint32_t cm_id, std::span<const std::byte> ctx_in,
                         std::span<std::byte> ctx_out);
   Result<void> cqp_finish(uint16_t wqe_idx, uint8_t opcode, uint32_t id);
-  void free_retired_templates();
 
   hal::Device& hal_;
   DeviceConfig cfg_;
@@ -587,7 +590,8 @@ class Device {
   std::unique_ptr<hal::DmaBuffer> pd_area_;  // ctx_depth * regs::kPdSlotBytes
   uint32_t aeq_batch_ = 1;
   uint32_t aeq_unflushed_ = 0;
-  std::array<std::unique_ptr<hal::DmaBuffer>, regs::kNumListeners> tmpl_;
+  std::bitset<regs::kNumListeners> installed_;
+  // templates of CREATE_LISTENER commands that timed out: the core may still read them
   std::vector<std::unique_ptr<hal::DmaBuffer>> retired_tmpl_;
   bool closed_ = false;  // close() ran: the core was reset (or the memory abandoned)
   std::vector<CqpSlot> cqp_slots_;

@@ -11,7 +11,7 @@ namespace bouncer::regs {
 
 inline constexpr uint32_t kIdValue = 0x424E4352;
 inline constexpr uint32_t kVersionMajor = 0;
-inline constexpr uint32_t kVersionMinor = 9;
+inline constexpr uint32_t kVersionMinor = 10;
 inline constexpr uint32_t kVersionPatch = 0;
 
 // Size of one SQ descriptor (WQE).
@@ -67,7 +67,7 @@ enum class CqpOp : uint8_t {
   WRITE_CM_CONTEXT = 0x30,  // DMA-read a 64-byte context image from ctx_addr and store it for cm_id.
   READ_CM_CONTEXT = 0x31,  // DMA-write the stored context of cm_id to ctx_addr.
   NOP = 0x24,  // Complete with success (irdma's IRDMA_CQP_OP_NOP).
-  CREATE_LISTENER = 0x32,  // Install listener LISTENER from a cqp_listen_wqe (replaces a valid entry at that index).
+  CREATE_LISTENER = 0x32,  // Install listener LISTENER from a cqp_listen_wqe (replaces a valid entry at that index). Its PD template is copied on chip first, so auto-rejects read no host memory.
   DESTROY_LISTENER = 0x33,  // Invalidate listener LISTENER: new SYNs to it get a RST; connections already accepted run to their end.
 };
 
@@ -495,6 +495,8 @@ inline constexpr uint32_t STAT_DMA_WR_ERR = 0x0364;  // rc
 inline constexpr uint32_t STAT_DMA_TIMEOUT = 0x0368;  // rc
 inline constexpr uint32_t STAT_RX_FILTERED = 0x0370;  // rc
 inline constexpr uint32_t STAT_RX_STRAY = 0x0374;  // rc
+inline constexpr uint32_t STAT_AEQ_REFUSED = 0x0380;  // rc
+inline constexpr uint32_t STAT_EVT_COALESCED = 0x0384;  // rc
 inline constexpr uint32_t PROBE_CTRL = 0x0400;  // rw
 inline constexpr uint32_t PROBE_STATUS = 0x0404;  // ro
 inline constexpr uint32_t PROBE_LOST = 0x0408;  // rc
@@ -689,6 +691,7 @@ inline constexpr Field BACKLOG{3, 0, 16};
 inline constexpr Field FIN_POLICY{3, 16, 2};
 inline constexpr Field AUTO_REJECT{3, 18, 2};
 inline constexpr Field TMPL_IRD_ORD_VALID{3, 20, 1};
+inline constexpr Field AEQ_FULL_RST{3, 21, 1};
 inline constexpr Field OPCODE{3, 32, 6};
 inline constexpr Field VALID{3, 63, 1};
 inline constexpr Field LOC_MAC{4, 0, 48};
