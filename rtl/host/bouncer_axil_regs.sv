@@ -44,6 +44,7 @@
 // - PORT_MAC_LO/HI: the MAC the RX filter accepts with CM_ROUTE.PROMISC 0 (rw, reset 0);
 //   PORT_IP: the IPv4 destination the RX filter accepts when non-zero (rw, reset 0);
 //   STAT_RX_FILTERED / STAT_RX_STRAY count the CM engine's filter and no-connection drops.
+// - STAT_ARP_REPLIED / STAT_ARP_DROPPED: the ARP responder's counters.
 // Statistics counters wrap at 2^32.
 `default_nettype none
 module bouncer_axil_regs #(
@@ -165,7 +166,10 @@ module bouncer_axil_regs #(
   input  wire               stat_dma_wr_err,
   input  wire               stat_dma_timeout,
   input  wire               stat_rx_filtered,
-  input  wire               stat_rx_stray
+  input  wire               stat_rx_stray,
+  // ARP responder (bouncer_arp_responder)
+  input  wire               stat_arp_replied,
+  input  wire               stat_arp_dropped
 );
 
   // ------------------------------------------------------------------ write channel
@@ -231,6 +235,7 @@ module bouncer_axil_regs #(
   logic [47:0]  port_mac_q;
   logic [31:0]  port_ip_q;
   logic [31:0]  st_rx_filt_q, st_rx_stray_q;
+  logic [31:0]  st_arp_rep_q, st_arp_drop_q;
   logic [NUM_STAT_CM*32-1:0] st_cm_q;
   logic [31:0]  wr_merged_tick;
   logic         probe_en_q, probe_clr_q;
@@ -562,6 +567,8 @@ module bouncer_axil_regs #(
     if (stat_dma_timeout)   st_dma_to_q     <= st_dma_to_q + 32'd1;
     if (stat_rx_filtered)   st_rx_filt_q    <= st_rx_filt_q + 32'd1;
     if (stat_rx_stray)      st_rx_stray_q   <= st_rx_stray_q + 32'd1;
+    if (stat_arp_replied)   st_arp_rep_q    <= st_arp_rep_q + 32'd1;
+    if (stat_arp_dropped)   st_arp_drop_q   <= st_arp_drop_q + 32'd1;
 
     // A reset, or CTRL.RESET carried out (soft_rst): the host-visible queue state goes back to
     // its reset values (the engines' own indices are reset with it); configuration,
@@ -637,6 +644,8 @@ module bouncer_axil_regs #(
       port_ip_q       <= '0;
       st_rx_filt_q    <= '0;
       st_rx_stray_q   <= '0;
+      st_arp_rep_q    <= '0;
+      st_arp_drop_q   <= '0;
     end
   end
 
@@ -793,6 +802,8 @@ module bouncer_axil_regs #(
     rd_tab[rd_at(bouncer_regs_pkg::REG_PORT_IP) +: 32]          = port_ip_q;
     rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_RX_FILTERED) +: 32] = st_rx_filt_q;
     rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_RX_STRAY) +: 32]    = st_rx_stray_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_ARP_REPLIED) +: 32] = st_arp_rep_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_ARP_DROPPED) +: 32] = st_arp_drop_q;
     rd_tab[rd_at(bouncer_regs_pkg::REG_PROBE_CTRL) +: 32] =
         32'(probe_en_q) << bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB;
     if (PROBES != 0) begin

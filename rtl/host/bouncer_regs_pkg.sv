@@ -213,6 +213,8 @@ package bouncer_regs_pkg;
   localparam logic [15:0] REG_PROBE_LOST = 16'h0408;
   localparam logic [15:0] REG_PROBE_DATA_LO = 16'h040C;
   localparam logic [15:0] REG_PROBE_DATA_HI = 16'h0410;
+  localparam logic [15:0] REG_STAT_ARP_REPLIED = 16'h0440;
+  localparam logic [15:0] REG_STAT_ARP_DROPPED = 16'h0444;
   localparam logic [15:0] REG_SQ_BASE_LO = 16'h0500;
   localparam int REG_SQ_BASE_LO_ARRAY = 4;
   localparam logic [15:0] REG_SQ_BASE_LO_STRIDE = 16'h0020;

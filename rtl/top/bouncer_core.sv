@@ -7,6 +7,8 @@
 //                                                                 |  |  +--> AEQ writer (events)
 //      conn_table (4-tuple -> cm_id), id_alloc, cm_timer, listener_table, isn_hash <-+  +--> cm_ctx_table
 //
+//  RX FIFO output --(watched)--> bouncer_arp_responder ------------------------------------------> tx_arb
+//
 //  s_axil -> bouncer_axil_regs --doorbells/push--> bouncer_sq_engine --reject(cm_id)--> bouncer_cm_engine
 //                    |                                  +--> CQ writer (CQEs)
 //                    +--> bouncer_cqp_engine --> cm_ctx_table (host contexts), listener_table; CCQ writer
@@ -197,6 +199,7 @@ module bouncer_core #(
   logic         tx_frame_done;
   logic [15:0]  tx_frame_bytes;
   logic         ctrl_lb, rx_ovf;
+  logic         st_arp_replied, st_arp_dropped;
 
   logic        probe_en, probe_clr, probe_pop, probe_ovf;
   logic [63:0] probe_head;
@@ -241,7 +244,8 @@ module bouncer_core #(
     .probe_overflow(probe_ovf), .probe_lost,
     .dma_timeout, .stat_dma_rd_err(st_dma_rd_err), .stat_dma_wr_err(st_dma_wr_err),
     .stat_dma_timeout(st_dma_timeout),
-    .stat_rx_filtered(st_cm_engine[24]), .stat_rx_stray(st_cm_engine[25])
+    .stat_rx_filtered(st_cm_engine[24]), .stat_rx_stray(st_cm_engine[25]),
+    .stat_arp_replied(st_arp_replied), .stat_arp_dropped(st_arp_dropped)
   );
   // RX_FRAMES (bit 0) and RX_OVERFLOW (bit 3) are counted at the RX FIFO; RX_OVERFLOW also
   // counts the frames the loopback discards on s_axis_rx (rx_ovf, see the loopback section)
@@ -633,9 +637,10 @@ module bouncer_core #(
   );
 
   // ------------------------------------------------------------------ TX
-  logic [2*DATA_W-1:0]   txa_tdata;
-  logic [2*DATA_W/8-1:0] txa_tkeep;
-  logic [1:0]            txa_tlast, txa_tvalid, txa_tready;
+  // tx_arb inputs: 0 reject builder, 1 TCP control builder, 2 ARP responder
+  logic [3*DATA_W-1:0]   txa_tdata;
+  logic [3*DATA_W/8-1:0] txa_tkeep;
+  logic [2:0]            txa_tlast, txa_tvalid, txa_tready;
 
   bouncer_mpa_reject_builder #(.DATA_W(DATA_W)) u_tx (
     .clk, .rst(rst_e),
@@ -665,11 +670,25 @@ module bouncer_core #(
     .m_axis_tready(txa_tready[1])
   );
 
+  // ARP requests for PORT_IP, answered from PORT_MAC: it watches the beats the RX parser
+  // takes (frames the RX FIFO accepted, looped ones included)
+  bouncer_arp_responder #(.DATA_W(DATA_W)) u_arp (
+    .clk, .rst(rst_e),
+    .enable, .port_mac, .port_ip,
+    .s_snoop_tdata(rxf_tdata), .s_snoop_tkeep(rxf_tkeep), .s_snoop_tlast(rxf_tlast),
+    .s_snoop_valid(rxf_tvalid && rxf_tready),
+    .m_axis_tdata(txa_tdata[2*DATA_W +: DATA_W]),
+    .m_axis_tkeep(txa_tkeep[2*DATA_W/8 +: DATA_W/8]),
+    .m_axis_tlast(txa_tlast[2]), .m_axis_tvalid(txa_tvalid[2]),
+    .m_axis_tready(txa_tready[2]),
+    .stat_replied(st_arp_replied), .stat_dropped(st_arp_dropped)
+  );
+
   logic [DATA_W-1:0]   arb_tdata;
   logic [DATA_W/8-1:0] arb_tkeep;
   logic                arb_tlast, arb_tvalid, arb_tready, arb_fire;
 
-  bouncer_tx_arb #(.DATA_W(DATA_W), .N(2)) u_txarb (
+  bouncer_tx_arb #(.DATA_W(DATA_W), .N(3)) u_txarb (
     .clk, .rst(rst_e),
     .s_axis_tdata(txa_tdata), .s_axis_tkeep(txa_tkeep), .s_axis_tlast(txa_tlast),
     .s_axis_tvalid(txa_tvalid), .s_axis_tready(txa_tready),
@@ -733,11 +752,11 @@ module bouncer_core #(
     end
   end
 
-  // Which source each frame leaving tx_arb came from (to m_axis_tx or, in loopback, into the
+  // Whether each frame leaving tx_arb came from the reject builder (to m_axis_tx or, in loopback, into the
   // RX FIFO): the arbiter is frame-atomic and keeps order, so the frame starts it accepts
   // leave in the same order. A 4-deep FIFO of source ids (the arbiter holds at most two
   // frames' first beats) tells the CM engine when the reject's first beat leaves.
-  logic [1:0] txa_in_frame_q, txa_sof;
+  logic [2:0] txa_in_frame_q, txa_sof;
   logic [3:0] src_fifo_q;
   logic [2:0] src_wr_q, src_rd_q;
   logic       tx_out_in_frame_q, tx_out_sof, tx_rej_sof;
@@ -745,11 +764,12 @@ module bouncer_core #(
   assign tx_out_sof = arb_fire && !tx_out_in_frame_q;
   assign tx_rej_sof = tx_out_sof && (src_fifo_q[src_rd_q[1:0]] == 1'b0);
   always_ff @(posedge clk) begin
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
       if (txa_tvalid[i] && txa_tready[i]) txa_in_frame_q[i] <= !txa_tlast[i];
     if (arb_fire) tx_out_in_frame_q <= !arb_tlast;
-    if (txa_sof != 2'b00) begin
-      for (int i = 0; i < 4; i++) if (src_wr_q[1:0] == 2'(i)) src_fifo_q[i] <= txa_sof[1];
+    if (txa_sof != 3'b000) begin
+      // 0: the reject builder's frame, 1: another source's (one start per cycle at most)
+      for (int i = 0; i < 4; i++) if (src_wr_q[1:0] == 2'(i)) src_fifo_q[i] <= !txa_sof[0];
       src_wr_q <= src_wr_q + 3'd1;
     end
     if (tx_out_sof) src_rd_q <= src_rd_q + 3'd1;
