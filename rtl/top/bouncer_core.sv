@@ -17,8 +17,9 @@
 // Parameters: DATA_W is the RX/TX stream width (64 or 512); CTX_DEPTH_LOG2 sizes the
 // connection table (cm_id < 2**CTX_DEPTH_LOG2); PROBES = 0 compiles the latency probes
 // (bouncer_probe, PROBE_* registers, CAPS.PROBES) out; NUM_SQ (1..4, CAPS.NUM_SQ) is the
-// number of reject SQs, served round-robin by the one SQ engine. The DMA master is 64 bits
-// wide.
+// number of reject SQs, served round-robin by the one SQ engine; CAPTURE_LOG2 (0..6) sizes the
+// on-card capture ring (bouncer_capture, CAP_* registers: the last 2**CAPTURE_LOG2 frames of
+// each port direction), 0 removes it. The DMA master is 64 bits wide.
 //
 // Loopback (CTRL.LOOPBACK, for the card self-test): tx_arb's output goes into the core's own
 // RX frame FIFO instead of m_axis_tx (m_axis_tx_tvalid stays 0), and frames arriving on
@@ -41,7 +42,8 @@ module bouncer_core #(
   parameter int AXI_ADDR_W     = 64,
   parameter int AXI_ID_W       = 4,
   parameter int PROBES         = 1,     // latency probes (bouncer_probe): 1 on, 0 compiled out
-  parameter int NUM_SQ         = 4      // reject send queues (1..4)
+  parameter int NUM_SQ         = 4,     // reject send queues (1..4)
+  parameter int CAPTURE_LOG2   = 4      // capture ring: 2**N frames per direction; 0 removes it
 ) (
   input  wire                    clk,
   input  wire                    rst,          // synchronous, active high
@@ -135,6 +137,9 @@ module bouncer_core #(
   if (NUM_SQ < 1 || NUM_SQ > 4) begin : g_bad_num_sq
     $error("bouncer_core: NUM_SQ must be 1..4 (CAPS.NUM_SQ, four SQ register blocks)");
   end
+  if (CAPTURE_LOG2 < 0 || CAPTURE_LOG2 > 6) begin : g_bad_capture
+    $error("bouncer_core: CAPTURE_LOG2 must be 0..6 (CAP_INDEX.FRAME is 6 bits)");
+  end
   if (PROBES != 0 && PROBES != 1) begin : g_bad_probes
     $error("bouncer_core: PROBES must be 0 or 1");
   end
@@ -200,6 +205,10 @@ module bouncer_core #(
   logic [15:0]  tx_frame_bytes;
   logic         ctrl_lb, rx_ovf;
   logic         st_arp_replied, st_arp_dropped;
+  logic         cap_freeze, cap_clear;
+  logic [31:0]  cap_index, cap_status, cap_end, cap_data;
+  logic [15:0]  cap_len;
+  logic [63:0]  cap_stamp;
 
   logic        probe_en, probe_clr, probe_pop, probe_ovf;
   logic [63:0] probe_head;
@@ -245,7 +254,8 @@ module bouncer_core #(
     .dma_timeout, .stat_dma_rd_err(st_dma_rd_err), .stat_dma_wr_err(st_dma_wr_err),
     .stat_dma_timeout(st_dma_timeout),
     .stat_rx_filtered(st_cm_engine[24]), .stat_rx_stray(st_cm_engine[25]),
-    .stat_arp_replied(st_arp_replied), .stat_arp_dropped(st_arp_dropped)
+    .stat_arp_replied(st_arp_replied), .stat_arp_dropped(st_arp_dropped),
+    .cap_freeze, .cap_clear, .cap_index, .cap_status, .cap_len, .cap_stamp, .cap_end, .cap_data
   );
   // RX_FRAMES (bit 0) and RX_OVERFLOW (bit 3) are counted at the RX FIFO; RX_OVERFLOW also
   // counts the frames the loopback discards on s_axis_rx (rx_ovf, see the loopback section)
@@ -856,6 +866,44 @@ module bouncer_core #(
       logic unused_probe;
       assign unused_probe = ^{probe_en, probe_clr, probe_pop, sq_db_push, sq_db_pi, sq_cur,
                               sq_cur_ci};
+    end
+  endgenerate
+
+  // ------------------------------------------------------------------ capture ring
+  // The port's two directions as they cross it: RX beats at s_axis_rx (looped-back frames do
+  // not cross it), TX beats at m_axis_tx. Reset by rst only: CTRL.RESET (which Device::open
+  // issues) keeps what the ring holds.
+  generate
+    if (CAPTURE_LOG2 != 0) begin : g_capture
+      logic [7:0] cap_rx_count, cap_tx_count;
+      bouncer_capture #(.DATA_W(DATA_W), .LOG2(CAPTURE_LOG2)) u_capture (
+        .clk, .rst, .cycle_count,
+        .s_tdata({m_axis_tx_tdata, s_axis_rx_tdata}), .s_tkeep({m_axis_tx_tkeep, s_axis_rx_tkeep}),
+        .s_tlast({m_axis_tx_tlast, s_axis_rx_tlast}),
+        .s_valid({m_axis_tx_tvalid && m_axis_tx_tready, s_axis_rx_tvalid && s_axis_rx_tready}),
+        .freeze(cap_freeze), .clear(cap_clear),
+        .sel_dir(cap_index[bouncer_regs_pkg::REG_CAP_INDEX_DIR_LSB]),
+        .sel_frame(cap_index[bouncer_regs_pkg::REG_CAP_INDEX_FRAME_LSB +: CAPTURE_LOG2]),
+        .sel_word(cap_index[bouncer_regs_pkg::REG_CAP_INDEX_WORD_LSB +: 5]),
+        .rx_count(cap_rx_count), .tx_count(cap_tx_count),
+        .rd_data(cap_data), .rd_len(cap_len), .rd_stamp(cap_stamp), .rd_end(cap_end)
+      );
+      assign cap_status =
+          (32'(cap_rx_count) << bouncer_regs_pkg::REG_CAP_STATUS_RX_COUNT_LSB)
+        | (32'(cap_tx_count) << bouncer_regs_pkg::REG_CAP_STATUS_TX_COUNT_LSB)
+        | (32'(CAPTURE_LOG2) << bouncer_regs_pkg::REG_CAP_STATUS_LOG2_LSB)
+        | (32'd7 << bouncer_regs_pkg::REG_CAP_STATUS_SNAP_LOG2_LSB)
+        | (32'd1 << bouncer_regs_pkg::REG_CAP_STATUS_PRESENT_LSB);
+      logic unused_cap;
+      assign unused_cap = ^cap_index;
+    end else begin : g_no_capture
+      assign cap_status = '0;
+      assign cap_len    = '0;
+      assign cap_stamp  = '0;
+      assign cap_end    = '0;
+      assign cap_data   = '0;
+      logic unused_cap;
+      assign unused_cap = ^{cap_freeze, cap_clear, cap_index};
     end
   endgenerate
 

@@ -262,6 +262,7 @@ int run_bridge_mode(const SimOptions& o) {
           b.foreign, cycles, wall(), wall() > 0 ? static_cast<double>(cycles) / wall() : 0.0, cpu,
           cpu > 0 ? static_cast<double>(cycles) / cpu : 0.0, speed.bare().cycles_per_cpu_s(),
           speed.cost(cycles, cpu), counters));
+      if (!save_capture(d, o, pc.clock_mhz).empty()) rc = 1;
     });
     if (const std::string err = platform.finish_pcap(); !err.empty()) {
       fmt::print(stderr, "bouncer sim: --pcap: {}\n", err);
