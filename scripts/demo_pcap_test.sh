@@ -35,7 +35,7 @@ import struct, sys
 path, peer_no_loss = sys.argv[1], sys.argv[2] == "1"
 data = open(path, "rb").read()
 head, recs, off = data[:24], [], 24
-endian = "<" if data[:4] == b"\xd4\xc3\xb2\xa1" else ">"
+endian = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"  # micro- or nanosecond
 while off < len(data):
     ts, tu, cl, ln = struct.unpack(endian + "IIII", data[off:off + 16])
     recs.append([data[off:off + 16], bytearray(data[off + 16:off + 16 + cl])])

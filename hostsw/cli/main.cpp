@@ -5,6 +5,7 @@
 // through XRT (card_cmd.cpp).
 #include <CLI/CLI.hpp>
 
+#include "card_capture.hpp"
 #include "card_cmd.hpp"
 #include "commands.hpp"
 
@@ -17,6 +18,7 @@ int bouncer::cli::run_cli(int argc, char** argv) {
   CardOptions card_opts;
   CLI::App* card = app.add_subcommand("card", "Use an Alveo card through XRT (probe, selftest)");
   add_card_commands(*card, card_opts);
+  add_card_capture_command(*card);
 
   CLI11_PARSE(app, argc, argv);
 

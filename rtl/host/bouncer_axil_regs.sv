@@ -45,6 +45,10 @@
 //   PORT_IP: the IPv4 destination the RX filter accepts when non-zero (rw, reset 0);
 //   STAT_RX_FILTERED / STAT_RX_STRAY count the CM engine's filter and no-connection drops,
 //   STAT_AEQ_REFUSED / STAT_EVT_COALESCED its AEQ admission decisions.
+// - STAT_ARP_REPLIED / STAT_ARP_DROPPED: the ARP responder's counters.
+// - CAP_*: the capture ring's registers (bouncer_capture holds the ring): CAP_CTRL.FREEZE and
+//   CAP_INDEX are plain rw registers (reset 0), CAP_CTRL.CLEAR writes give a one-cycle
+//   cap_clear pulse; CAP_STATUS and the frame's fields come from the core (flops there).
 // Statistics counters wrap at 2^32.
 `default_nettype none
 module bouncer_axil_regs #(
@@ -168,7 +172,19 @@ module bouncer_axil_regs #(
   input  wire               stat_rx_filtered,
   input  wire               stat_rx_stray,
   input  wire               stat_aeq_refused,
-  input  wire               stat_evt_coalesced
+  input  wire               stat_evt_coalesced,
+  // ARP responder (bouncer_arp_responder)
+  input  wire               stat_arp_replied,
+  input  wire               stat_arp_dropped,
+  // on-card capture ring (bouncer_capture)
+  output logic              cap_freeze,     // CAP_CTRL.FREEZE
+  output logic              cap_clear,      // pulse: CAP_CTRL.CLEAR written 1
+  output logic [31:0]       cap_index,      // CAP_INDEX
+  input  wire  [31:0]       cap_status,     // CAP_STATUS
+  input  wire  [15:0]       cap_len,
+  input  wire  [63:0]       cap_stamp,
+  input  wire  [31:0]       cap_end,
+  input  wire  [31:0]       cap_data
 );
 
   // ------------------------------------------------------------------ write channel
@@ -234,6 +250,9 @@ module bouncer_axil_regs #(
   logic [47:0]  port_mac_q;
   logic [31:0]  port_ip_q;
   logic [31:0]  st_rx_filt_q, st_rx_stray_q, st_aeq_ref_q, st_evt_coal_q;
+  logic [31:0]  st_arp_rep_q, st_arp_drop_q;
+  logic         cap_freeze_q, cap_clr_q;
+  logic [31:0]  cap_index_q;
   logic [NUM_STAT_CM*32-1:0] st_cm_q;
   logic [31:0]  wr_merged_tick;
   logic         probe_en_q, probe_clr_q;
@@ -336,6 +355,14 @@ module bouncer_axil_regs #(
   assign cqp_db_acc = cqp_idx_ok && cqp_ok_q;
 
   // push page write decode: page n = address bits 7:6 inside the 256-byte push window
+  // CAP_INDEX: its WORD, FRAME and DIR bits; the others read 0
+  localparam logic [31:0] CAP_INDEX_MASK =
+      (((32'd1 << bouncer_regs_pkg::REG_CAP_INDEX_WORD_W) - 32'd1)
+         << bouncer_regs_pkg::REG_CAP_INDEX_WORD_LSB)
+    | (((32'd1 << bouncer_regs_pkg::REG_CAP_INDEX_FRAME_W) - 32'd1)
+         << bouncer_regs_pkg::REG_CAP_INDEX_FRAME_LSB)
+    | (((32'd1 << bouncer_regs_pkg::REG_CAP_INDEX_DIR_W) - 32'd1)
+         << bouncer_regs_pkg::REG_CAP_INDEX_DIR_LSB);
   localparam logic [15:0] PUSH_OFF = 16'(bouncer_regs_pkg::PUSH_PAGE_OFFSET);
   logic        push_page_wr;
   logic [1:0]  push_page;
@@ -404,6 +431,7 @@ module bouncer_axil_regs #(
     ccq_reset_q <= 1'b0;
     aeq_reset_q <= 1'b0;
     probe_clr_q <= 1'b0;
+    cap_clr_q   <= 1'b0;
     cycle_q     <= cycle_q + 64'd1;
 
     if (s_axil_bready) bvalid_q <= 1'b0;
@@ -532,6 +560,11 @@ module bouncer_axil_regs #(
         end
         bouncer_regs_pkg::REG_PORT_IP: port_ip_q <= merge(port_ip_q, wr_data, s_axil_wstrb);
         bouncer_regs_pkg::REG_HASH_KEY: hash_key_q <= merge(hash_key_q, wr_data, s_axil_wstrb);
+        bouncer_regs_pkg::REG_CAP_CTRL: begin
+          cap_freeze_q <= wr_data[bouncer_regs_pkg::REG_CAP_CTRL_FREEZE_LSB];
+          cap_clr_q    <= wr_data[bouncer_regs_pkg::REG_CAP_CTRL_CLEAR_LSB];
+        end
+        bouncer_regs_pkg::REG_CAP_INDEX: cap_index_q <= wr_data & CAP_INDEX_MASK;
         bouncer_regs_pkg::REG_PROBE_CTRL: begin
           if (s_axil_wstrb[0]) begin
             probe_en_q  <= (PROBES != 0) && wr_data[bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB];
@@ -567,6 +600,8 @@ module bouncer_axil_regs #(
     if (stat_rx_stray)      st_rx_stray_q   <= st_rx_stray_q + 32'd1;
     if (stat_aeq_refused)   st_aeq_ref_q    <= st_aeq_ref_q + 32'd1;
     if (stat_evt_coalesced) st_evt_coal_q   <= st_evt_coal_q + 32'd1;
+    if (stat_arp_replied)   st_arp_rep_q    <= st_arp_rep_q + 32'd1;
+    if (stat_arp_dropped)   st_arp_drop_q   <= st_arp_drop_q + 32'd1;
 
     // A reset, or CTRL.RESET carried out (soft_rst): the host-visible queue state goes back to
     // its reset values (the engines' own indices are reset with it); configuration,
@@ -644,6 +679,11 @@ module bouncer_axil_regs #(
       st_rx_stray_q   <= '0;
       st_aeq_ref_q    <= '0;
       st_evt_coal_q   <= '0;
+      st_arp_rep_q    <= '0;
+      st_arp_drop_q   <= '0;
+      cap_freeze_q    <= 1'b0;
+      cap_clr_q       <= 1'b0;
+      cap_index_q     <= '0;
     end
   end
 
@@ -802,6 +842,17 @@ module bouncer_axil_regs #(
     rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_RX_STRAY) +: 32]    = st_rx_stray_q;
     rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_AEQ_REFUSED) +: 32] = st_aeq_ref_q;
     rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_EVT_COALESCED) +: 32] = st_evt_coal_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_ARP_REPLIED) +: 32] = st_arp_rep_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_ARP_DROPPED) +: 32] = st_arp_drop_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CAP_CTRL) +: 32] =
+        32'(cap_freeze_q) << bouncer_regs_pkg::REG_CAP_CTRL_FREEZE_LSB;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CAP_STATUS) +: 32]   = cap_status;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CAP_INDEX) +: 32]    = cap_index_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CAP_LEN) +: 32]      = {16'd0, cap_len};
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CAP_STAMP_LO) +: 32] = cap_stamp[31:0];
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CAP_STAMP_HI) +: 32] = cap_stamp[63:32];
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CAP_END_LO) +: 32]   = cap_end;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_CAP_DATA) +: 32]     = cap_data;
     rd_tab[rd_at(bouncer_regs_pkg::REG_PROBE_CTRL) +: 32] =
         32'(probe_en_q) << bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB;
     if (PROBES != 0) begin
@@ -916,6 +967,9 @@ module bouncer_axil_regs #(
   assign probe_enable  = probe_en_q;
   assign probe_clear   = probe_clr_q;
   assign probe_pop     = (PROBES != 0) && ar_fire && rd_probe_lo_q;
+  assign cap_freeze    = cap_freeze_q;
+  assign cap_clear     = cap_clr_q;
+  assign cap_index     = cap_index_q;
 
 endmodule
 `default_nettype wire

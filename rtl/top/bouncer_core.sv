@@ -7,6 +7,8 @@
 //                                                                 |  |  +--> AEQ writer (events)
 //      conn_table (4-tuple -> cm_id), id_alloc, cm_timer, listener_table, isn_hash <-+  +--> cm_ctx_table
 //
+//  RX FIFO output --(watched)--> bouncer_arp_responder ------------------------------------------> tx_arb
+//
 //  s_axil -> bouncer_axil_regs --doorbells/push--> bouncer_sq_engine --reject(cm_id)--> bouncer_cm_engine
 //                    |                                  +--> CQ writer (CQEs)
 //                    +--> bouncer_cqp_engine --> cm_ctx_table (host contexts), listener_table; CCQ writer
@@ -15,8 +17,9 @@
 // Parameters: DATA_W is the RX/TX stream width (64 or 512); CTX_DEPTH_LOG2 sizes the
 // connection table (cm_id < 2**CTX_DEPTH_LOG2); PROBES = 0 compiles the latency probes
 // (bouncer_probe, PROBE_* registers, CAPS.PROBES) out; NUM_SQ (1..4, CAPS.NUM_SQ) is the
-// number of reject SQs, served round-robin by the one SQ engine. The DMA master is 64 bits
-// wide.
+// number of reject SQs, served round-robin by the one SQ engine; CAPTURE_LOG2 (0..6) sizes the
+// on-card capture ring (bouncer_capture, CAP_* registers: the last 2**CAPTURE_LOG2 frames of
+// each port direction), 0 removes it. The DMA master is 64 bits wide.
 //
 // Loopback (CTRL.LOOPBACK, for the card self-test): tx_arb's output goes into the core's own
 // RX frame FIFO instead of m_axis_tx (m_axis_tx_tvalid stays 0), and frames arriving on
@@ -39,7 +42,8 @@ module bouncer_core #(
   parameter int AXI_ADDR_W     = 64,
   parameter int AXI_ID_W       = 4,
   parameter int PROBES         = 1,     // latency probes (bouncer_probe): 1 on, 0 compiled out
-  parameter int NUM_SQ         = 4      // reject send queues (1..4)
+  parameter int NUM_SQ         = 4,     // reject send queues (1..4)
+  parameter int CAPTURE_LOG2   = 4      // capture ring: 2**N frames per direction; 0 removes it
 ) (
   input  wire                    clk,
   input  wire                    rst,          // synchronous, active high
@@ -133,6 +137,9 @@ module bouncer_core #(
   if (NUM_SQ < 1 || NUM_SQ > 4) begin : g_bad_num_sq
     $error("bouncer_core: NUM_SQ must be 1..4 (CAPS.NUM_SQ, four SQ register blocks)");
   end
+  if (CAPTURE_LOG2 < 0 || CAPTURE_LOG2 > 6) begin : g_bad_capture
+    $error("bouncer_core: CAPTURE_LOG2 must be 0..6 (CAP_INDEX.FRAME is 6 bits)");
+  end
   if (PROBES != 0 && PROBES != 1) begin : g_bad_probes
     $error("bouncer_core: PROBES must be 0 or 1");
   end
@@ -198,6 +205,11 @@ module bouncer_core #(
   logic         tx_frame_done;
   logic [15:0]  tx_frame_bytes;
   logic         ctrl_lb, rx_ovf;
+  logic         st_arp_replied, st_arp_dropped;
+  logic         cap_freeze, cap_clear;
+  logic [31:0]  cap_index, cap_status, cap_end, cap_data;
+  logic [15:0]  cap_len;
+  logic [63:0]  cap_stamp;
 
   logic        probe_en, probe_clr, probe_pop, probe_ovf;
   logic [63:0] probe_head;
@@ -243,7 +255,9 @@ module bouncer_core #(
     .dma_timeout, .stat_dma_rd_err(st_dma_rd_err), .stat_dma_wr_err(st_dma_wr_err),
     .stat_dma_timeout(st_dma_timeout),
     .stat_rx_filtered(st_cm_engine[24]), .stat_rx_stray(st_cm_engine[25]),
-    .stat_aeq_refused(st_cm_engine[26]), .stat_evt_coalesced(st_cm_engine[27])
+    .stat_aeq_refused(st_cm_engine[26]), .stat_evt_coalesced(st_cm_engine[27]),
+    .stat_arp_replied(st_arp_replied), .stat_arp_dropped(st_arp_dropped),
+    .cap_freeze, .cap_clear, .cap_index, .cap_status, .cap_len, .cap_stamp, .cap_end, .cap_data
   );
   // RX_FRAMES (bit 0) and RX_OVERFLOW (bit 3) are counted at the RX FIFO; RX_OVERFLOW also
   // counts the frames the loopback discards on s_axis_rx (rx_ovf, see the loopback section)
@@ -660,9 +674,10 @@ module bouncer_core #(
   );
 
   // ------------------------------------------------------------------ TX
-  logic [2*DATA_W-1:0]   txa_tdata;
-  logic [2*DATA_W/8-1:0] txa_tkeep;
-  logic [1:0]            txa_tlast, txa_tvalid, txa_tready;
+  // tx_arb inputs: 0 reject builder, 1 TCP control builder, 2 ARP responder
+  logic [3*DATA_W-1:0]   txa_tdata;
+  logic [3*DATA_W/8-1:0] txa_tkeep;
+  logic [2:0]            txa_tlast, txa_tvalid, txa_tready;
 
   bouncer_mpa_reject_builder #(.DATA_W(DATA_W)) u_tx (
     .clk, .rst(rst_e),
@@ -692,11 +707,25 @@ module bouncer_core #(
     .m_axis_tready(txa_tready[1])
   );
 
+  // ARP requests for PORT_IP, answered from PORT_MAC: it watches the beats the RX parser
+  // takes (frames the RX FIFO accepted, looped ones included)
+  bouncer_arp_responder #(.DATA_W(DATA_W)) u_arp (
+    .clk, .rst(rst_e),
+    .enable, .port_mac, .port_ip,
+    .s_snoop_tdata(rxf_tdata), .s_snoop_tkeep(rxf_tkeep), .s_snoop_tlast(rxf_tlast),
+    .s_snoop_valid(rxf_tvalid && rxf_tready),
+    .m_axis_tdata(txa_tdata[2*DATA_W +: DATA_W]),
+    .m_axis_tkeep(txa_tkeep[2*DATA_W/8 +: DATA_W/8]),
+    .m_axis_tlast(txa_tlast[2]), .m_axis_tvalid(txa_tvalid[2]),
+    .m_axis_tready(txa_tready[2]),
+    .stat_replied(st_arp_replied), .stat_dropped(st_arp_dropped)
+  );
+
   logic [DATA_W-1:0]   arb_tdata;
   logic [DATA_W/8-1:0] arb_tkeep;
   logic                arb_tlast, arb_tvalid, arb_tready, arb_fire;
 
-  bouncer_tx_arb #(.DATA_W(DATA_W), .N(2)) u_txarb (
+  bouncer_tx_arb #(.DATA_W(DATA_W), .N(3)) u_txarb (
     .clk, .rst(rst_e),
     .s_axis_tdata(txa_tdata), .s_axis_tkeep(txa_tkeep), .s_axis_tlast(txa_tlast),
     .s_axis_tvalid(txa_tvalid), .s_axis_tready(txa_tready),
@@ -760,11 +789,11 @@ module bouncer_core #(
     end
   end
 
-  // Which source each frame leaving tx_arb came from (to m_axis_tx or, in loopback, into the
+  // Whether each frame leaving tx_arb came from the reject builder (to m_axis_tx or, in loopback, into the
   // RX FIFO): the arbiter is frame-atomic and keeps order, so the frame starts it accepts
   // leave in the same order. A 4-deep FIFO of source ids (the arbiter holds at most two
   // frames' first beats) tells the CM engine when the reject's first beat leaves.
-  logic [1:0] txa_in_frame_q, txa_sof;
+  logic [2:0] txa_in_frame_q, txa_sof;
   logic [3:0] src_fifo_q;
   logic [2:0] src_wr_q, src_rd_q;
   logic       tx_out_in_frame_q, tx_out_sof, tx_rej_sof;
@@ -772,11 +801,12 @@ module bouncer_core #(
   assign tx_out_sof = arb_fire && !tx_out_in_frame_q;
   assign tx_rej_sof = tx_out_sof && (src_fifo_q[src_rd_q[1:0]] == 1'b0);
   always_ff @(posedge clk) begin
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
       if (txa_tvalid[i] && txa_tready[i]) txa_in_frame_q[i] <= !txa_tlast[i];
     if (arb_fire) tx_out_in_frame_q <= !arb_tlast;
-    if (txa_sof != 2'b00) begin
-      for (int i = 0; i < 4; i++) if (src_wr_q[1:0] == 2'(i)) src_fifo_q[i] <= txa_sof[1];
+    if (txa_sof != 3'b000) begin
+      // 0: the reject builder's frame, 1: another source's (one start per cycle at most)
+      for (int i = 0; i < 4; i++) if (src_wr_q[1:0] == 2'(i)) src_fifo_q[i] <= !txa_sof[0];
       src_wr_q <= src_wr_q + 3'd1;
     end
     if (tx_out_sof) src_rd_q <= src_rd_q + 3'd1;
@@ -863,6 +893,44 @@ module bouncer_core #(
       logic unused_probe;
       assign unused_probe = ^{probe_en, probe_clr, probe_pop, sq_db_push, sq_db_pi, sq_cur,
                               sq_cur_ci};
+    end
+  endgenerate
+
+  // ------------------------------------------------------------------ capture ring
+  // The port's two directions as they cross it: RX beats at s_axis_rx (looped-back frames do
+  // not cross it), TX beats at m_axis_tx. Reset by rst only: CTRL.RESET (which Device::open
+  // issues) keeps what the ring holds.
+  generate
+    if (CAPTURE_LOG2 != 0) begin : g_capture
+      logic [7:0] cap_rx_count, cap_tx_count;
+      bouncer_capture #(.DATA_W(DATA_W), .LOG2(CAPTURE_LOG2)) u_capture (
+        .clk, .rst, .cycle_count,
+        .s_tdata({m_axis_tx_tdata, s_axis_rx_tdata}), .s_tkeep({m_axis_tx_tkeep, s_axis_rx_tkeep}),
+        .s_tlast({m_axis_tx_tlast, s_axis_rx_tlast}),
+        .s_valid({m_axis_tx_tvalid && m_axis_tx_tready, s_axis_rx_tvalid && s_axis_rx_tready}),
+        .freeze(cap_freeze), .clear(cap_clear),
+        .sel_dir(cap_index[bouncer_regs_pkg::REG_CAP_INDEX_DIR_LSB]),
+        .sel_frame(cap_index[bouncer_regs_pkg::REG_CAP_INDEX_FRAME_LSB +: CAPTURE_LOG2]),
+        .sel_word(cap_index[bouncer_regs_pkg::REG_CAP_INDEX_WORD_LSB +: 5]),
+        .rx_count(cap_rx_count), .tx_count(cap_tx_count),
+        .rd_data(cap_data), .rd_len(cap_len), .rd_stamp(cap_stamp), .rd_end(cap_end)
+      );
+      assign cap_status =
+          (32'(cap_rx_count) << bouncer_regs_pkg::REG_CAP_STATUS_RX_COUNT_LSB)
+        | (32'(cap_tx_count) << bouncer_regs_pkg::REG_CAP_STATUS_TX_COUNT_LSB)
+        | (32'(CAPTURE_LOG2) << bouncer_regs_pkg::REG_CAP_STATUS_LOG2_LSB)
+        | (32'd7 << bouncer_regs_pkg::REG_CAP_STATUS_SNAP_LOG2_LSB)
+        | (32'd1 << bouncer_regs_pkg::REG_CAP_STATUS_PRESENT_LSB);
+      logic unused_cap;
+      assign unused_cap = ^cap_index;
+    end else begin : g_no_capture
+      assign cap_status = '0;
+      assign cap_len    = '0;
+      assign cap_stamp  = '0;
+      assign cap_end    = '0;
+      assign cap_data   = '0;
+      logic unused_cap;
+      assign unused_cap = ^{cap_freeze, cap_clear, cap_index};
     end
   endgenerate
 

@@ -2,4 +2,5 @@
 # before it.
 bouncer_mpa_reject_builder.sv
 bouncer_tcp_ctrl_builder.sv
+bouncer_arp_responder.sv
 bouncer_tx_arb.sv

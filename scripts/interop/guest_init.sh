@@ -6,6 +6,8 @@
 #   bt.srv=10.0.0.2  bt.port=20049     the peer on eth0 (client: the Bouncer bridge)
 #   bt.ip=10.0.0.1/24                  eth0's address
 #   bt.peermac=02:00:00:00:00:02       the peer's MAC on eth0 (a permanent neighbour entry)
+#   bt.arp=1                           no neighbour entry on eth0: the kernel resolves bt.srv
+#                                      by ARP (bt.peermac is then unused)
 #   bt.n=1                             client attempts; server: requests before it exits
 #   bt.pd=TEXT | bt.pdhex=HEX          client private data (%n = attempt number)
 #   bt.wait=15000 bt.drain=200 bt.gap=0 bt.resolve=2000   client timeouts (ms)
@@ -20,7 +22,8 @@
 # request with bt.rpd=TEXT (%n = request number); bt.probe=PORT with bt.probepd=TEXT adds a
 # second listener; it exits after bt.n requests (bt.wait deadline, then bt.linger ms).
 # The guest sends nothing but the test's frames: IPv6 is off before the links come up, each
-# peer's MAC is a permanent neighbour entry (no ARP), and nothing else runs.
+# peer's MAC is a permanent neighbour entry (no ARP; with bt.arp=1 the kernel's ARP for bt.srv
+# instead), and nothing else runs.
 # Every line the harness reads starts with BOUNCER_; the last one is BOUNCER_GUEST_DONE.
 /bin/busybox mount -t proc proc /proc
 /bin/busybox --install -s /bin
@@ -41,7 +44,7 @@ finish() {
 
 mode=client srv='' port=20049 n=1 pd='' pdhex='' wait='' drain=200 gap=0 resolve=2000
 ird=1 ord=1 dbg=0 ip='' peermac='' ref='' ip1=10.0.1.1/24 refmac=52:54:00:12:34:58 probe=''
-rpd='' probepd='' linger=1000
+rpd='' probepd='' linger=1000 arp=0
 read -r cmdline </proc/cmdline
 for w in $cmdline; do
   case $w in
@@ -67,6 +70,7 @@ for w in $cmdline; do
     bt.rpd=*) rpd=${w#*=} ;;
     bt.probepd=*) probepd=${w#*=} ;;
     bt.linger=*) linger=${w#*=} ;;
+    bt.arp=*) arp=${w#*=} ;;
   esac
 done
 if [ "$mode" = server ]; then
@@ -90,14 +94,21 @@ for f in all default eth0 eth1; do
   echo 1 >/proc/sys/net/ipv6/conf/$f/disable_ipv6 2>/dev/null
 done
 /sbin/ip link set lo up
-# setup_link NETDEV ADDR/PLEN NEIGHBOUR-IP NEIGHBOUR-MAC SIW-NAME
+# setup_link NETDEV ADDR/PLEN NEIGHBOUR-IP NEIGHBOUR-MAC SIW-NAME [arp]
+# (arp: no neighbour entry, the kernel resolves NEIGHBOUR-IP by ARP)
 setup_link() {
   /sbin/ip addr add "$2" dev "$1" || finish 91
   /sbin/ip link set "$1" up || finish 91
-  /sbin/ip neigh replace "$3" lladdr "$4" nud permanent dev "$1" || finish 91
+  if [ "${6:-}" != arp ]; then
+    /sbin/ip neigh replace "$3" lladdr "$4" nud permanent dev "$1" || finish 91
+  fi
   /sbin/rdma link add "$5" type siw netdev "$1" || { mark rdma-link-failed "$1"; finish 92; }
 }
-setup_link eth0 "$ip" "$srv" "$peermac" siw0
+if [ "$arp" = 1 ]; then
+  setup_link eth0 "$ip" "$srv" "$peermac" siw0 arp
+else
+  setup_link eth0 "$ip" "$srv" "$peermac" siw0
+fi
 if [ -n "$ref" ]; then
   [ -e /sys/class/net/eth1 ] || { mark no-eth1; finish 91; }
   setup_link eth1 "$ip1" "$ref" "$refmac" siw1

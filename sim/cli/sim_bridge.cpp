@@ -163,6 +163,7 @@ int run_bridge_mode(const SimOptions& o) {
                            speed.bare().cycles_per_cpu_s(), speed.cost(cycles, cpu));
       };
       if (serve(*dev, sc, h) != 0) rc = 1;
+      if (!save_capture(*dev, o, pc.clock_mhz).empty()) rc = 1;
     });
     if (const std::string err = platform.finish_pcap(); !err.empty()) {
       fmt::print(stderr, "bouncer sim: --pcap: {}\n", err);

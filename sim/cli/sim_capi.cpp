@@ -76,6 +76,7 @@ int run_capi_mode(const SimOptions& o) {
         hal.wait_cycles(1'000);
       }
       bouncer_capi_detach();
+      if (!save_capture(*dev, o, pc.clock_mhz).empty()) rc = 1;
     });
     unsigned got = 0;
     for (unsigned i = 0; i < o.connections; ++i) {

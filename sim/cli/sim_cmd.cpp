@@ -91,7 +91,8 @@ std::vector<std::byte> reject_pd(unsigned i, const SimOptions& o) {
 }
 
 bool prepare_outputs(const SimOptions& o) {
-  for (const auto& [opt, path] : {std::pair{"--pcap", o.pcap}, std::pair{"--fst", o.fst}}) {
+  for (const auto& [opt, path] : {std::pair{"--pcap", o.pcap}, std::pair{"--capture", o.capture},
+                                  std::pair{"--fst", o.fst}}) {
     if (auto e = check_output_file(opt, path)) {
       fmt::print(stderr, "bouncer sim: {}\n", *e);
       return false;
@@ -178,6 +179,9 @@ void add_sim_options(CLI::App& app, SimOptions& o) {
       ->capture_default_str();
   app.add_option("--pcap", o.pcap, "Capture of the TX frames (empty: none)")->capture_default_str();
   app.add_option("--fst", o.fst, "FST waveform file (empty: none)");
+  app.add_option("--capture", o.capture,
+                 "At the end of the run, read the core's capture ring (the last frames of each "
+                 "direction) through the driver into this pcap file (not in selftest mode)");
   app.add_option("--seed", o.seed, "Random seed (ISNs, ISN key, IP IDs, back-pressure, loss)")
       ->capture_default_str();
   app.add_flag("--unsafe-wire-pd", o.unsafe_wire_pd,
@@ -300,6 +304,7 @@ int run_context_mode(const SimOptions& o) {
 
   int rc = 0;
   Totals t;
+  std::string capture_err;
   try {
     const SimSpeed speed(pc.data_width);
     sim::Platform platform(pc);
@@ -380,6 +385,7 @@ int run_context_mode(const SimOptions& o) {
         fmt::print("cm_id {:>4}  rev {}  pd_len {:>3}  latency {:>6} cycles  mode {:<4}  {}\n", i,
                    o.rev, pd.size(), latency, mode, status);
       }
+      capture_err = save_capture(*dev, o, pc.clock_mhz);
     });
     fmt::print("\n{} rejects: {} ok, {} failed ({} push, {} doorbell, {} push dropped)\n",
                t.ok + t.failed, t.ok, t.failed, t.push, t.db, t.pshdrop);
@@ -398,6 +404,7 @@ int run_context_mode(const SimOptions& o) {
       fmt::print("pcap: {}\n", o.pcap);
     }
     if (!o.fst.empty()) fmt::print("waveform: {}\n", o.fst);
+    if (!capture_err.empty()) rc = 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "bouncer sim: simulation failed: {}\n", e.what());
     return 3;

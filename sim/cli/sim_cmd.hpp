@@ -44,6 +44,7 @@ struct SimOptions {
   double tx_ready = 1.0;
   std::string pcap = "out/demo.pcap";
   std::string fst;
+  std::string capture;  // pcap of the core's capture ring, read at the end (empty: none)
   uint64_t seed = 1;
   bool unsafe_wire_pd = false;  // PD_Length above 255 (RejectOptions::unsafe_wire_pd)
   // peer mode
@@ -121,8 +122,13 @@ class SimSpeed {
 /// returns nullptr.
 std::unique_ptr<Device> open_device(hal::Device& hal, const DeviceConfig& dc, const char* who);
 
-/// Checks that --pcap and --fst can be written (creating their directories). false, with a
-/// message naming the option, the path and the reason, if not.
+/// --capture: reads the core's capture ring through the driver (Device::read_capture) into
+/// o.capture as pcap (clock_mhz for the stamps) and prints what it wrote. "" when it did, or
+/// had nothing to do (no --capture); else the error, also printed to stderr.
+std::string save_capture(Device& dev, const SimOptions& o, double clock_mhz);
+
+/// Checks that --pcap, --capture and --fst can be written (creating their directories). false, with
+/// a message naming the option, the path and the reason, if not.
 bool prepare_outputs(const SimOptions& o);
 
 }  // namespace bouncer::cli

@@ -140,6 +140,7 @@ int run_peer_mode(const SimOptions& o) {
   int rc = 0;
   bool sim_ok = false;
   uint32_t cm_conns_end = 0xFFFFFFFF;
+  std::string capture_err;
   CmStats cm_stats;
   std::vector<StatValue> hw_stats;
   unsigned unknown_requests = 0;
@@ -315,6 +316,7 @@ int run_peer_mode(const SimOptions& o) {
       cm_conns_end = d.cm_conns();
       cm_stats = cm.stats();
       hw_stats = d.read_stats();
+      capture_err = save_capture(d, o, pc.clock_mhz);
     });
 
     // ---- per connection
@@ -414,6 +416,7 @@ int run_peer_mode(const SimOptions& o) {
         cm_stats.unexpected_events == 0 && cm_stats.missing_terminal == 0 && unknown_requests == 0,
         "no unexpected events");
     if (!pcap_err.empty()) check(false, pcap_err);
+    if (!capture_err.empty()) check(false, capture_err);
   } catch (const std::exception& e) {
     fmt::print(stderr, "bouncer sim: simulation failed: {}\n", e.what());
     return 3;

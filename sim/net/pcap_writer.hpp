@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
-// Ethernet pcap writer (libpcap, DLT_EN10MB, snaplen 65535, microsecond timestamps).
+// Ethernet pcap writer of the co-simulation's port capture: bouncer::PcapFile (the driver's
+// writer: libpcap, DLT_EN10MB, snaplen 65535, nanosecond timestamps = cycle * 1000 /
+// clock_mhz), so the capture the driver reads from the core's ring (`--capture`) and this one
+// come out byte for byte alike for the same frames and stamps.
 //
 // Ordering: the platform captures a frame when it is complete (its tlast beat) but stamps it
 // with its first-beat cycle, and TX and RX frames overlap in time. enqueue() holds frames in a
@@ -9,12 +12,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
-struct pcap;
-struct pcap_dumper;
+#include "bouncer/pcap_file.hpp"
 
 namespace bouncer::sim {
 
@@ -26,11 +29,11 @@ class PcapWriter {
   PcapWriter(const PcapWriter&) = delete;
   PcapWriter& operator=(const PcapWriter&) = delete;
 
-  // Timestamp = cycle / clock_mhz microseconds. Flushed at once so the file is readable
+  // Timestamp = cycle * 1000 / clock_mhz nanoseconds. Flushed at once so the file is readable
   // while the simulation runs (and after an abort).
   void write(std::span<const uint8_t> frame, uint64_t cycle);
   void flush();
-  uint64_t frames() const { return frames_; }
+  uint64_t frames() const { return file_->frames(); }
   // The first write or flush failure ("" if none): a full disk or a file that accepted the open
   // but not the data (a /proc entry, a FIFO closed early). Frames after it may be missing.
   const std::string& error() const { return error_; }
@@ -55,11 +58,7 @@ class PcapWriter {
 
   std::vector<Held> held_;
   uint64_t seq_ = 0;
-  pcap* pcap_ = nullptr;
-  pcap_dumper* dumper_ = nullptr;
-  double clock_mhz_;
-  uint64_t frames_ = 0;
-  std::string path_;
+  std::unique_ptr<PcapFile> file_;
   std::string error_;
 };
 

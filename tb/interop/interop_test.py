@@ -17,6 +17,10 @@ the co-simulated RNIC (`bouncer sim --mode bridge`). One scenario per run (ctest
                captures are compared field by field (reference_diff.py): only the expected
                differences, each with its reason, may appear
   pd_limit     a 251-byte reject PD on rev 2 (PD_Length 255) reaches the guest byte for byte
+  arp          the guest has no neighbour entry for Bouncer: its kernel resolves 10.0.0.2 by ARP,
+               the core's ARP responder answers (bridge --mac-filter: PORT_MAC, PORT_IP set),
+               then the connects are rejected as in reject_siw; the ARP frames are checked byte
+               for byte, the rest of the capture as in every scenario
   pd_limit_refused  no guest: `bouncer sim --pd` with 252 bytes exits 2, naming the limit 255,
                before it listens or sends anything
 
@@ -244,21 +248,31 @@ def tcp_of(f):
     return f[26:30], f[30:34], sport, dport, f[t + 13], bytes(f[t + doff:14 + tot])
 
 
-def check_capture(pcap, summary, sent_pds):
+def is_arp(f):
+    return f[12:14] == b"\x08\x06"
+
+
+def check_capture(pcap, summary, sent_pds, arp=False):
+    """With `arp`, ARP frames are left out of the IPv4/TCP checks (counted in the totals)."""
     frames = read_pcap(pcap)
+    n_guest = sum(1 for f in frames if f[6:12] == GUEST_MAC)
+    n_bridge = sum(1 for f in frames if f[6:12] == BRIDGE_MAC)
+    if arp:
+        frames = [f for f in frames if not is_arp(f)]
     from_guest = [f for f in frames if f[6:12] == GUEST_MAC]
     from_bridge = [f for f in frames if f[6:12] == BRIDGE_MAC]
     check(len(from_guest) + len(from_bridge) == len(frames),
-          f"capture: all {len(frames)} frames are between the guest and Bouncer")
+          f"capture: all {len(frames)} {'non-ARP ' if arp else ''}frames are between the guest "
+          "and Bouncer")
     bad = [f for f in from_guest
            if f[0:6] != BRIDGE_MAC or not tcp_of(f) or tcp_of(f)[0] != GUEST_IP
            or tcp_of(f)[1] != BRIDGE_IP or tcp_of(f)[3] != PORT]
     check(not bad, f"capture: the guest sent only IPv4/TCP to 10.0.0.2:{PORT} "
-          f"({len(from_guest)} frames, no ARP, no IPv6)")
-    check(len(from_guest) == summary["frames_to_bouncer"],
-          f"capture: guest frames = datagrams the bridge received ({len(from_guest)})")
-    check(len(from_bridge) == summary["frames_from_bouncer"],
-          f"capture: Bouncer frames = datagrams the bridge sent ({len(from_bridge)})")
+          f"({len(from_guest)} frames, {'besides ARP' if arp else 'no ARP'}, no IPv6)")
+    check(n_guest == summary["frames_to_bouncer"],
+          f"capture: guest frames = datagrams the bridge received ({n_guest})")
+    check(n_bridge == summary["frames_from_bouncer"],
+          f"capture: Bouncer frames = datagrams the bridge sent ({n_bridge})")
     reqs = [tcp_of(f)[5] for f in from_guest if tcp_of(f)[5].startswith(b"MPA ID Req Frame")]
     check(len(reqs) == len(sent_pds), f"capture: {len(sent_pds)} MPA requests on the wire")
     for i, (req, pd) in enumerate(zip(reqs, sent_pds), 1):
@@ -486,6 +500,57 @@ def sc_rping(ctx):
     check(summary["cm_conns"] == 0, "no connection left")
     check_capture(ctx.pcap, summary, [b""])
     run_pcap_check(ctx.a.pcap_check, ctx.pcap)
+
+
+def arp_frame(dst, src, oper, sha, spa, tha, tpa):
+    f = dst + src + b"\x08\x06" + bytes.fromhex("00010800060400") + bytes([oper])
+    f += sha + spa + tha + tpa
+    return f + bytes(60 - len(f))
+
+
+def sc_arp(ctx):
+    n, ctx.a_ird, ctx.a_ord = 2, 1, 1
+    b, lines, summary = ctx.run(
+        ["--mac-filter", "--fin-policy", "siw", "--pd", "resolved by ARP, rejected #%n"],
+        ["bt.n=%d" % n, "bt.pd=arp-%n", "bt.arp=1"], stop_after=n)
+    res = client_results(lines)
+    expect_client(res, n, "RDMA_CM_EVENT_REJECTED", -ECONNRESET)
+    rejs = host_rejects(ctx, b, res, "siw")
+    for r, j in zip(res, rejs):
+        check(r["pd_hex"] == j["pd_hex"],
+              f"attempt {r['attempt']}: the guest got exactly the host's {j['pd_len']} bytes")
+    frames = read_pcap(ctx.pcap)
+    reqs = [f for f in frames if is_arp(f) and f[6:12] == GUEST_MAC]
+    reps = [f for f in frames if is_arp(f) and f[6:12] == BRIDGE_MAC]
+    check(len(reqs) >= 1 and all(f[20:22] == b"\x00\x01" and f[22:28] == GUEST_MAC
+                                 and f[28:32] == GUEST_IP and f[38:42] == BRIDGE_IP
+                                 and f[0:6] in (b"\xff" * 6, BRIDGE_MAC) for f in reqs),
+          f"capture: the guest asked for 10.0.0.2 by ARP ({len(reqs)} requests)")
+    want = arp_frame(GUEST_MAC, BRIDGE_MAC, 2, BRIDGE_MAC, BRIDGE_IP, GUEST_MAC, GUEST_IP)
+    check(len(reps) == len(reqs) and all(f == want for f in reps),
+          f"capture: one ARP reply per request, byte for byte ({len(reps)}: 10.0.0.2 is at "
+          "02:00:00:00:00:02, to the guest, 60 bytes)")
+    first_syn = next(i for i, f in enumerate(frames) if tcp_of(f) and tcp_of(f)[4] & 0x02)
+    check(frames.index(reps[0]) < first_syn, "capture: the ARP reply came before the first SYN")
+    hw = summary["hw"]
+    check(hw.get("ARP_REPLIED") == len(reps) and "ARP_DROPPED" not in hw,
+          f"the hardware counted {len(reps)} ARP replies and no dropped ARP frame")
+    check(summary["cm_conns"] == 0, "no connection left")
+    check_capture(ctx.pcap, summary, [bytes.fromhex(r["sent_hex"]) for r in res], arp=True)
+    # pcap_check knows IPv4/TCP only: it checks a copy without the ARP frames
+    tcp_only = os.path.join(ctx.dir, "arp_tcp_only.pcap")
+    data = open(ctx.pcap, "rb").read()
+    out, off = bytearray(data[:24]), 24
+    while off + 16 <= len(data):
+        caplen = struct.unpack("<I", data[off + 8:off + 12])[0]
+        rec = data[off:off + 16 + caplen]
+        if not is_arp(rec[16:]):
+            out += rec
+        off += 16 + caplen
+    open(tcp_only, "wb").write(bytes(out))
+    _, _, conns = run_pcap_check(ctx.a.pcap_check, tcp_only)
+    check(len(conns) == n and all("[rejected, FIN both ways]" in c for c in conns),
+          f"pcap: {n} connections, rejected, FIN both ways")
 
 
 # ---- the Linux reference: Linux siw as the passive side, diffed against Bouncer
@@ -785,6 +850,7 @@ SCENARIOS = {
     "linux_reference": sc_linux_reference,
     "pd_limit": sc_pd_limit,
     "pd_limit_refused": sc_pd_limit_refused,
+    "arp": sc_arp,
 }
 NO_GUEST = {"pd_limit_refused"}
 

@@ -146,6 +146,37 @@ constexpr uint64_t probe_cycle64(uint32_t stamp, uint64_t now) {
   return now - static_cast<uint32_t>(static_cast<uint32_t>(now) - stamp);
 }
 
+/// One frame of the on-card capture ring (CAP_*; docs/register-map.md).
+struct CapturedFrame {
+  enum class Dir : uint8_t { kRx, kTx };
+  Dir dir = Dir::kRx;
+  uint64_t cycle = 0;          // CYCLE at the edge that transferred the frame's first beat
+  uint64_t end_cycle = 0;      // ... and its last beat
+  uint32_t orig_len = 0;       // length on the wire (no FCS)
+  std::vector<uint8_t> bytes;  // its first min(orig_len, snap) bytes
+};
+
+/// CAP_STATUS.
+struct CaptureStatus {
+  bool present = false;                 // built with the ring (CAPTURE_LOG2 != 0)
+  unsigned rx_count = 0, tx_count = 0;  // frames held per direction
+  unsigned slots = 0;                   // frames per direction (2**LOG2)
+  unsigned snap = 0;                    // bytes kept per frame
+};
+
+/// The capture ring through plain register accesses on any HAL backend, without opening a
+/// Device (an open resets the core's state; the ring survives it, but a tool that only reads
+/// the ring should change nothing). kNotSupported when the build has no ring.
+Result<CaptureStatus> capture_status(hal::Device& hal);
+/// Freezes the ring, reads every frame held (both directions, merged in the order of their
+/// first-beat stamps, then last-beat stamps, TX before RX on a tie: the co-simulation's own
+/// capture order), then lets it capture again; `clear` empties it before that.
+Result<std::vector<CapturedFrame>> read_capture(hal::Device& hal, bool clear = false);
+/// Writes `frames` to a pcap file (bouncer::PcapFile: nanosecond stamps = cycle * 1000 /
+/// clock_mhz, orig_len as the frame's length). Returns the number of records.
+Result<size_t> write_capture_pcap(const std::string& path, std::span<const CapturedFrame> frames,
+                                  double clock_mhz);
+
 /// Bytes of driver-owned PD buffer per SQ slot (pd_slot_addr()).
 inline constexpr size_t kPdSlotBytes = regs::kMpaPdMax;
 
@@ -504,6 +535,10 @@ class Device {
   Result<ProbeStatus> probe_status();
   /// Pops the records waiting, oldest first, at most `max` (two register reads each).
   Result<std::vector<ProbeRecord>> read_probes(size_t max = 1u << 20);
+
+  // ---- on-card capture ring (CAP_*): bouncer::read_capture under this Device's lock.
+  Result<CaptureStatus> capture_status();
+  Result<std::vector<CapturedFrame>> read_capture(bool clear = false);
 
  private:
   /// kQueueError naming SQ `sq` and its QERR.SQn cause, or nullopt (one register read).

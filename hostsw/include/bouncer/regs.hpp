@@ -502,6 +502,16 @@ inline constexpr uint32_t PROBE_STATUS = 0x0404;  // ro
 inline constexpr uint32_t PROBE_LOST = 0x0408;  // rc
 inline constexpr uint32_t PROBE_DATA_LO = 0x040C;  // ro
 inline constexpr uint32_t PROBE_DATA_HI = 0x0410;  // ro
+inline constexpr uint32_t STAT_ARP_REPLIED = 0x0440;  // rc
+inline constexpr uint32_t STAT_ARP_DROPPED = 0x0444;  // rc
+inline constexpr uint32_t CAP_CTRL = 0x0448;  // rw
+inline constexpr uint32_t CAP_STATUS = 0x044C;  // ro
+inline constexpr uint32_t CAP_INDEX = 0x0450;  // rw
+inline constexpr uint32_t CAP_LEN = 0x0454;  // ro
+inline constexpr uint32_t CAP_STAMP_LO = 0x0458;  // ro
+inline constexpr uint32_t CAP_STAMP_HI = 0x045C;  // ro
+inline constexpr uint32_t CAP_END_LO = 0x0460;  // ro
+inline constexpr uint32_t CAP_DATA = 0x0464;  // ro
 inline constexpr uint32_t SQ_BASE_LO = 0x0500;  // rw
 inline constexpr uint32_t SQ_BASE_LO_ARRAY = 4;
 inline constexpr uint32_t SQ_BASE_LO_STRIDE = 0x20;
@@ -601,6 +611,22 @@ namespace PROBE_DATA_HI {
 inline constexpr RegField STAGE{0, 8};
 inline constexpr RegField TAG{8, 24};
 }  // namespace PROBE_DATA_HI
+namespace CAP_CTRL {
+inline constexpr RegField FREEZE{0, 1};
+inline constexpr RegField CLEAR{1, 1};
+}  // namespace CAP_CTRL
+namespace CAP_STATUS {
+inline constexpr RegField RX_COUNT{0, 8};
+inline constexpr RegField TX_COUNT{8, 8};
+inline constexpr RegField LOG2{16, 4};
+inline constexpr RegField SNAP_LOG2{20, 4};
+inline constexpr RegField PRESENT{24, 1};
+}  // namespace CAP_STATUS
+namespace CAP_INDEX {
+inline constexpr RegField WORD{0, 5};
+inline constexpr RegField FRAME{8, 6};
+inline constexpr RegField DIR{16, 1};
+}  // namespace CAP_INDEX
 }  // namespace field
 
 /// A field of an in-memory format: bit `lsb` of little-endian qword `qword`.
