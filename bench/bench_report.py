@@ -279,7 +279,7 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None, storm=None,
       "which the testbench, looking at the CQ in host memory every cycle, sees it (at 1 "
       "outstanding; never later with more), and on the RX side SYN / MPA-request stamps equal "
       "the tlast beat in `Platform::rx_frames()`. A point whose FIFO overflowed (the host reads "
-      "it while it waits and every 4 posts of a burst) would fall back to the testbench "
+      "it while it waits and every 8 posts of a burst) would fall back to the testbench "
       "figures with `\"source\": \"testbench\"`, marked † in the tables: "
       + ("none did" if not sum(m.get("probe_fallback", 0) for m in meta) else
          f"{sum(m.get('probe_fallback', 0) for m in meta)} did")

@@ -15,10 +15,14 @@
 // The host is the real driver (bouncer_driver) on host-written contexts
 // (ContextDiag::write_context, the diagnostic path, so no peer traffic shares the TX port). For
 // each point (path, PD length, rev, outstanding k, SQ count s) it writes `samples` contexts (at
-// least 2k), then posts one reject per context with ContextDiag::post_reject, reject i on SQ i % s
-// (the Device is opened with the largest s of --sqs), while keeping at most k posted rejects whose
-// CQE is not yet in host memory, advancing the simulation one cycle at a time (and reading the
-// probe FIFO while it waits, and every 4 posts of a burst, so that it does not overflow). Stages
+// least 2k), then posts one reject per context (ContextDiag::post_reject / post_rejects),
+// reject i on SQ i % s (the Device is opened with the largest s of --sqs), while keeping at
+// most k posted rejects whose CQE is not yet in host memory, advancing the simulation one cycle at
+// a time (and reading the probe FIFO while it waits, and every 8 posts of a burst, so that it does
+// not overflow). The ring paths post the rejects there is room for (at most 8 at a time) with one
+// doorbell per SQ (ContextDiag::post_rejects, irdma's list post); push posts one WQE per push write
+// and doorbell, so at several outstanding the push figures are the host's posting rate
+// (host_limited below). Stages
 // (cycles, from the probe records of each reject, matched by tag: SQ and wqe_idx, SQ and producer
 // index, the context's remote port):
 //   doorbell_to_desc        DOORBELL -> DESC_AVAIL (WQE in the SQ engine);
@@ -268,14 +272,37 @@ class Bench {
         if (k > 1 && posted != 0 && posted % kDrainEvery == 0) {
           if (!drain_probes()) return false;
         }
-        opt.wr_id = posted;
-        opt.sq = posted % sqs;
-        auto r = diag_.post_reject(posted, pd[posted], opt);
-        if (!r.ok()) return fail("post_reject: " + r.error().message);
-        idx[posted] = *r;
-        db[posted] = last_write(db_reg);
-        waiting[opt.sq << 16 | *r] = posted;
-        ++posted;
+        if (opt.push) {  // one 64-byte push write and its doorbell per reject
+          opt.wr_id = posted;
+          opt.sq = posted % sqs;
+          auto r = diag_.post_reject(posted, pd[posted], opt);
+          if (!r.ok()) return fail("post_reject: " + r.error().message);
+          idx[posted] = *r;
+          db[posted] = last_write(db_reg);
+          waiting[opt.sq << 16 | *r] = posted;
+          ++posted;
+          continue;
+        }
+        // Ring path: the rejects there is room for, up to the next probe read, with one
+        // doorbell per SQ (ContextDiag::post_rejects), as irdma posts a list.
+        const unsigned m = std::min(
+            {n - posted, k - (posted - seen), kDrainEvery - (k > 1 ? posted % kDrainEvery : 0)});
+        std::vector<bouncer::RejectRequest> reqs(m);
+        for (unsigned j = 0; j < m; ++j) {
+          reqs[j].cm_id = posted + j;
+          reqs[j].pd = pd[posted + j];
+          reqs[j].opts = opt;
+          reqs[j].opts.wr_id = posted + j;
+          reqs[j].opts.sq = (posted + j) % sqs;
+        }
+        auto r = diag_.post_rejects(reqs);
+        if (!r.ok()) return fail("post_rejects: " + r.error().message);
+        for (size_t j = 0; j < r->size(); ++j, ++posted) {
+          const unsigned sq = posted % sqs;
+          idx[posted] = (*r)[j];
+          db[posted] = last_doorbell(sq);
+          waiting[sq << 16 | (*r)[j]] = posted;
+        }
       }
       // At 1 outstanding, with the reject posted and its probes read, the next iterations only
       // wait and look at the CQ until the device writes host memory: sleep until then (the
@@ -557,7 +584,7 @@ class Bench {
 
  private:
   static constexpr uint32_t kLocalIp = 0x0A000001;
-  static constexpr unsigned kDrainEvery = 4;  // posts between probe reads in a burst
+  static constexpr unsigned kDrainEvery = 8;  // posts between probe reads in a burst
   static constexpr std::array<uint8_t, 6> kLocalMac = {0x02, 0xbb, 0xcc, 0xdd, 0xee, 0x01};
 
   bool fail(const std::string& why) {
@@ -586,6 +613,15 @@ class Bench {
     if (!st.ok()) return fail("probe_status: " + st.error().message);
     probes_lost_ = st->lost;
     return true;
+  }
+
+  // The cycle of the last SQ_DB write for SQ `sq`.
+  uint64_t last_doorbell(unsigned sq) const {
+    const auto& w = plat_.mmio_writes();
+    for (auto it = w.rbegin(); it != w.rend(); ++it) {
+      if (it->offset == R::reg::SQ_DB && R::field::SQ_DB::SQ.get(it->value) == sq) return it->cycle;
+    }
+    return 0;
   }
 
   uint64_t last_write(uint32_t offset) const {
