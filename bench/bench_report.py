@@ -401,16 +401,20 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None, storm=None,
           and r["pd_len"] == 0 and r["outstanding"] == 1 and r["mem_latency"] == min(mems)]
     fixed_work = max(r["median"] for r in fw) if fw else None
     A("Why the misses, and what would meet them:\n")
-    A("- **Throughput:** the SQ engine handles one WQE at a time: fetch the WQE (one DMA read), "
-      "read the context, load the PD (inline or one more DMA read), build and send, write the "
-      "CQE, and only then fetch the next WQE. Each reject therefore costs about one or two "
-      "memory latencies plus "
+    A("- **Throughput:** the SQ engine handles one WQE at a time up to its CQE: fetch the WQE "
+      "(one DMA read), read the context, load the PD (inline or one more DMA read), build and "
+      "send, and only then fetch the next WQE. The CQE itself is posted (a 4-entry queue in "
+      "front of the CQ writer) and the simulated host posts the ring paths in lists with one "
+      "doorbell, so neither the CQ write nor the host's doorbells are in the loop any more; "
+      "push still costs the host one 64-byte write and doorbell per reject (those points are "
+      "marked host-limited where the device waited for it). Each reject therefore costs about "
+      "one or two memory latencies plus "
       + (f"~{fixed_work} cycles of fixed work (push, PD 0, memory latency 0: doorbell → CQE "
          f"{fixed_work})" if fixed_work else "a few tens of cycles of fixed work")
       + ", while the frame needs only "
       "ceil(bytes / width) beats (2 – 74). Meeting 95 % needs a WQE prefetch (read several "
-      "WQEs per DMA burst and keep a small WQE FIFO), PD fetch of WQE n+1 overlapped with "
-      "the transmission of frame n, and CQE writes posted without waiting.\n")
+      "WQEs per DMA burst and keep a small WQE FIFO) and the PD fetch of WQE n+1 overlapped "
+      "with the transmission of frame n (the CM engine).\n")
     if ar:
         A("- **Auto-reject latency:** from the request's last beat the RX FIFO, parser and MPA "
           "assembler take the segment, the CM engine looks up the node and listener, reads and "
@@ -533,7 +537,8 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None, storm=None,
     # throughput
     A("## Back-to-back throughput\n")
     A("Rejects posted with the SQ kept full (at most the largest outstanding count of the "
-      "sweep in flight); frames/s from first beat to first beat over the last 3/4 of the "
+      "sweep in flight; the ring paths in lists of up to 8 with one doorbell, push one WQE "
+      "per push write and doorbell); frames/s from first beat to first beat over the last 3/4 of the "
       "frames, at 250 MHz (64-bit) and 322 MHz (512-bit); ceiling = clock / (ceil(frame bytes / "
       "beat bytes) + 0 idle beats: bouncer_tx_arb and the reject builder stream frames back "
       "to back). The Ethernet columns are the line rates with preamble 8, IFG 12 and FCS 4 "
