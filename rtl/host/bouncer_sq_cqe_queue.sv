@@ -77,14 +77,16 @@ module bouncer_sq_cqe_queue #(
         ci_q[n] <= (head_idx + 15'd1) & bouncer_util_pkg::ring_mask(sq_size_log2[4*n +: 4]);
       if (rst || sq_reset[n]) ci_q[n] <= '0;
     end
+    // per entry, with a compare for the slot written (no variable-index assignment: Yosys
+    // lowers one through a negation): the new entry's slot takes the new CQE's flag (a CQE
+    // taken in the cycle of its SQ's reset completes a WQE of the ring that is gone), every
+    // other entry of an SQ being reset loses it
     for (int e = 0; e < DEPTH; e++) begin
       for (int n = 0; n < NUM_SQ; n++) begin
         if (sq_reset[n] && sq_q[e] == 2'(n)) live_q[e] <= 1'b0;
       end
+      if (push && wr_q == DEPTH_LOG2'(e)) live_q[e] <= !in_reset;
     end
-    // the new entry (after the loop: its slot's old contents do not count); a CQE taken in
-    // the cycle of its SQ's reset completes a WQE of the ring that is gone
-    if (push) live_q[wr_q] <= !in_reset;
 
     if (rst) begin
       wr_q    <= '0;
