@@ -182,6 +182,31 @@ def _has_cairo(gp):
     return _cairo
 
 
+MARKS_NOTE = ("Marks: `†` the point fell back to the testbench's figures (its probe FIFO "
+              "overflowed); `‡n` n rejects of the point posted through the push page were "
+              "fetched from the ring (PSHDROP). Unmarked: probes, no push fallback.\n")
+
+
+def marks(r):
+    """The marks of a latency cell: † testbench fallback, ‡n push fallbacks (PSHDROP)."""
+    m = "" if r.get("source", "probes") == "probes" else " †"
+    if r.get("push_dropped"):
+        m += f" ‡{r['push_dropped']}"
+    return m
+
+
+def tput_notes(t):
+    """The notes column of a throughput row."""
+    n = []
+    if t.get("host_limited"):
+        n.append(f"**host-limited** ({t.get('host_waits', 0)}/{t.get('frames', 0)})")
+    if t.get("push_dropped"):
+        n.append(f"PSHDROP {t['push_dropped']}")
+    if t.get("source", "probes") != "probes":
+        n.append("testbench")
+    return ", ".join(n)
+
+
 def lat_of(lat, **kw):
     return [r for r in lat if all(r.get(k) == v for k, v in kw.items())]
 
@@ -254,10 +279,12 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None, storm=None,
       "which the testbench, looking at the CQ in host memory every cycle, sees it (at 1 "
       "outstanding; never later with more), and on the RX side SYN / MPA-request stamps equal "
       "the tlast beat in `Platform::rx_frames()`. A point whose FIFO overflowed (the host reads "
-      "it while it waits) would fall back to the testbench figures with `\"source\": "
-      "\"testbench\"`: "
+      "it while it waits and every 8 posts of a burst) would fall back to the testbench "
+      "figures with `\"source\": \"testbench\"`, marked † in the tables: "
       + ("none did" if not sum(m.get("probe_fallback", 0) for m in meta) else
          f"{sum(m.get('probe_fallback', 0) for m in meta)} did")
+      + "; rejects posted through the push page that the engine fetched from the ring instead "
+      f"(PSHDROP, marked ‡): {sum(m.get('push_dropped', 0) for m in meta)}"
       + f"; {sum(m.get('probe_agree', 0) for m in meta)} samples agreed. At 1 outstanding "
       "reject the CQE's own LATENCY field also equals doorbell → first beat in every sample.\n")
     A("Stages (tags in docs/register-map.md, `probe_stage`): DOORBELL (SQ_DB/SQ_PUSH_DB "
@@ -374,16 +401,20 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None, storm=None,
           and r["pd_len"] == 0 and r["outstanding"] == 1 and r["mem_latency"] == min(mems)]
     fixed_work = max(r["median"] for r in fw) if fw else None
     A("Why the misses, and what would meet them:\n")
-    A("- **Throughput:** the SQ engine handles one WQE at a time: fetch the WQE (one DMA read), "
-      "read the context, load the PD (inline or one more DMA read), build and send, write the "
-      "CQE, and only then fetch the next WQE. Each reject therefore costs about one or two "
-      "memory latencies plus "
+    A("- **Throughput:** the SQ engine handles one WQE at a time up to its CQE: fetch the WQE "
+      "(one DMA read), read the context, load the PD (inline or one more DMA read), build and "
+      "send, and only then fetch the next WQE. The CQE itself is posted (a 4-entry queue in "
+      "front of the CQ writer) and the simulated host posts the ring paths in lists with one "
+      "doorbell, so neither the CQ write nor the host's doorbells are in the loop any more; "
+      "push still costs the host one 64-byte write and doorbell per reject (those points are "
+      "marked host-limited where the device waited for it). Each reject therefore costs about "
+      "one or two memory latencies plus "
       + (f"~{fixed_work} cycles of fixed work (push, PD 0, memory latency 0: doorbell → CQE "
          f"{fixed_work})" if fixed_work else "a few tens of cycles of fixed work")
       + ", while the frame needs only "
       "ceil(bytes / width) beats (2 – 74). Meeting 95 % needs a WQE prefetch (read several "
-      "WQEs per DMA burst and keep a small WQE FIFO), PD fetch of WQE n+1 overlapped with "
-      "the transmission of frame n, and CQE writes posted without waiting.\n")
+      "WQEs per DMA burst and keep a small WQE FIFO) and the PD fetch of WQE n+1 overlapped "
+      "with the transmission of frame n (the CM engine).\n")
     if ar:
         A("- **Auto-reject latency:** from the request's last beat the RX FIFO, parser and MPA "
           "assembler take the segment, the CM engine looks up the node and listener, reads and "
@@ -445,10 +476,11 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None, storm=None,
                                 x = lat_of(lat, stage=st, path=p, rev=rev, width=w, mem_latency=m,
                                            outstanding=k, pd_len=pd)
                                 row.append(f"{x[0]['min']}/{x[0]['median']}/{x[0]['p99']}/{x[0]['max']}"
-                                           if x else "–")
+                                           + marks(x[0]) if x else "–")
                             if any(c != "–" for c in row[5:]):
                                 rows.append(row)
         A(table(hdr, rows))
+    A(MARKS_NOTE)
 
     rx = [r for r in lat if r["stage"] in RX_STAGES]
     if rx:
@@ -505,14 +537,15 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None, storm=None,
     # throughput
     A("## Back-to-back throughput\n")
     A("Rejects posted with the SQ kept full (at most the largest outstanding count of the "
-      "sweep in flight); frames/s from first beat to first beat over the last 3/4 of the "
+      "sweep in flight; the ring paths in lists of up to 8 with one doorbell, push one WQE "
+      "per push write and doorbell); frames/s from first beat to first beat over the last 3/4 of the "
       "frames, at 250 MHz (64-bit) and 322 MHz (512-bit); ceiling = clock / (ceil(frame bytes / "
       "beat bytes) + 0 idle beats: bouncer_tx_arb and the reject builder stream frames back "
       "to back). The Ethernet columns are the line rates with preamble 8, IFG 12 and FCS 4 "
       "bytes, frames padded to 64 (`bench/line_rate.hpp`). Shown: memory latency "
       f"{min(mems)} and {hm}; `out/bench.json` and `out/bench_throughput.csv` have every point.\n")
     hdr = ["width", "rev", "PD", "frame B", "path", "mem lat", "frames/s", "beat ceiling",
-           "ratio", "10G line", "100G line"]
+           "ratio", "10G line", "100G line", "notes"]
     rows = []
     cmap = {(c["width"], c["rev"], c["pd_len"]): c for c in ceil}
     shown = [t for t in tput if t["mem_latency"] in (min(mems), hm)]
@@ -521,8 +554,14 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None, storm=None,
         rows.append([t["width"], t["rev"], t["pd_len"], t.get("frame_bytes", ""), t["path"],
                      t["mem_latency"], fmt_rate(t["frames_per_s"]),
                      fmt_rate(c["beat_ceiling_fps"]) if c else "", f"{t['ceiling_ratio'] * 100:.1f} %",
-                     fmt_rate(c["eth10g_fps"]) if c else "", fmt_rate(c["eth100g_fps"]) if c else ""])
+                     fmt_rate(c["eth10g_fps"]) if c else "", fmt_rate(c["eth100g_fps"]) if c else "",
+                     tput_notes(t)])
     A(table(hdr, rows))
+    A("Notes: **host-limited**: at least 1/8 of the measured frames were posted by a doorbell "
+      "that came after the previous reject's CQE was written (the device had run dry), so the "
+      "figure is the simulated host's posting rate, not the device's; PSHDROP n: n rejects "
+      "posted through the push page were fetched from the ring instead; testbench: the probe "
+      "FIFO overflowed and the point's latencies are the testbench's.\n")
 
     # software baseline
     A("## Software baseline\n")

@@ -15,11 +15,16 @@
 // The host is the real driver (bouncer_driver) on host-written contexts
 // (ContextDiag::write_context, the diagnostic path, so no peer traffic shares the TX port). For
 // each point (path, PD length, rev, outstanding k, SQ count s) it writes `samples` contexts (at
-// least 2k), then posts one reject per context with ContextDiag::post_reject, reject i on SQ i % s
-// (the Device is opened with the largest s of --sqs), while keeping at most k posted rejects whose
-// CQE is not yet in host memory, advancing the simulation one cycle at a time (and reading the
-// probe FIFO while it waits). Stages (cycles, from the probe records of each reject, matched
-// by tag: SQ and wqe_idx, SQ and producer index, the context's remote port):
+// least 2k), then posts one reject per context (ContextDiag::post_reject / post_rejects),
+// reject i on SQ i % s (the Device is opened with the largest s of --sqs), while keeping at
+// most k posted rejects whose CQE is not yet in host memory, advancing the simulation one cycle at
+// a time (and reading the probe FIFO while it waits, and every 8 posts of a burst, so that it does
+// not overflow). The ring paths post the rejects there is room for (at most 8 at a time) with one
+// doorbell per SQ (ContextDiag::post_rejects, irdma's list post); push posts one WQE per push write
+// and doorbell, so at several outstanding the push figures are the host's posting rate
+// (host_limited below). Stages
+// (cycles, from the probe records of each reject, matched by tag: SQ and wqe_idx, SQ and producer
+// index, the context's remote port):
 //   doorbell_to_desc        DOORBELL -> DESC_AVAIL (WQE in the SQ engine);
 //   doorbell_to_pd          DOORBELL -> PD_READY (the reject builder has the PD and starts);
 //   doorbell_to_first_beat  DOORBELL -> REJ_FIRST_HOST (first TX beat);
@@ -55,7 +60,12 @@
 // Output: one JSON object per line (kind latency / throughput / meta). Throughput comes from
 // the points at the largest outstanding count: frames/s over the last 3/4 of the frames
 // (first-beat to first-beat) at the width's clock, and the ratio to the beat ceiling
-// (bench/line_rate.hpp). Exit status 1 on any mismatch or error.
+// (bench/line_rate.hpp). Every TX record carries "push_dropped": the rejects of the point
+// whose CQE has PSHDROP (posted through the push page, fetched from the ring instead). A
+// throughput record carries "host_waits" (frames of the window whose doorbell came only after
+// the previous reject's CQE was in host memory: the device had run dry) and "host_limited"
+// (at least 1/8 of the window did: the figure is the host model's rate, not the device's).
+// Exit status 1 on any mismatch or error.
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -257,14 +267,42 @@ class Bench {
         if (!drain_probes()) return false;
       }
       while (posted < n && posted - seen < k) {
-        opt.wr_id = posted;
-        opt.sq = posted % sqs;
-        auto r = diag_.post_reject(posted, pd[posted], opt);
-        if (!r.ok()) return fail("post_reject: " + r.error().message);
-        idx[posted] = *r;
-        db[posted] = last_write(db_reg);
-        waiting[opt.sq << 16 | *r] = posted;
-        ++posted;
+        // A burst of posts keeps the host away from the probe FIFO: read it every few posts
+        // too (each reject leaves up to 6 records; the FIFO holds 64).
+        if (k > 1 && posted != 0 && posted % kDrainEvery == 0) {
+          if (!drain_probes()) return false;
+        }
+        if (opt.push) {  // one 64-byte push write and its doorbell per reject
+          opt.wr_id = posted;
+          opt.sq = posted % sqs;
+          auto r = diag_.post_reject(posted, pd[posted], opt);
+          if (!r.ok()) return fail("post_reject: " + r.error().message);
+          idx[posted] = *r;
+          db[posted] = last_write(db_reg);
+          waiting[opt.sq << 16 | *r] = posted;
+          ++posted;
+          continue;
+        }
+        // Ring path: the rejects there is room for, up to the next probe read, with one
+        // doorbell per SQ (ContextDiag::post_rejects), as irdma posts a list.
+        const unsigned m = std::min(
+            {n - posted, k - (posted - seen), kDrainEvery - (k > 1 ? posted % kDrainEvery : 0)});
+        std::vector<bouncer::RejectRequest> reqs(m);
+        for (unsigned j = 0; j < m; ++j) {
+          reqs[j].cm_id = posted + j;
+          reqs[j].pd = pd[posted + j];
+          reqs[j].opts = opt;
+          reqs[j].opts.wr_id = posted + j;
+          reqs[j].opts.sq = (posted + j) % sqs;
+        }
+        auto r = diag_.post_rejects(reqs);
+        if (!r.ok()) return fail("post_rejects: " + r.error().message);
+        for (size_t j = 0; j < r->size(); ++j, ++posted) {
+          const unsigned sq = posted % sqs;
+          idx[posted] = (*r)[j];
+          db[posted] = last_doorbell(sq);
+          waiting[sq << 16 | (*r)[j]] = posted;
+        }
       }
       // At 1 outstanding, with the reject posted and its probes read, the next iterations only
       // wait and look at the CQ until the device writes host memory: sleep until then (the
@@ -303,6 +341,7 @@ class Bench {
     }
     const bool use_probes = probes_lost_ == 0;
     if (!use_probes) ++probe_fallback_;
+    uint64_t point_pshdrop = 0;
     std::vector<uint64_t> to_desc(n), to_pd(n), first(n), last(n), to_cqe(n);
     std::vector<bool> done(n, false);
     for (unsigned j = 0; j < n; ++j) {
@@ -314,7 +353,10 @@ class Bench {
         return fail("completion " + comp[j].status());
       done[i] = true;
       if (f.bytes != golden_frame(ctx[i], pd[i])) return fail("frame differs from golden");
-      if (opt.push && comp[j].pshdrop) ++pshdrop_;
+      if (opt.push && comp[j].pshdrop) {
+        ++pshdrop_;
+        ++point_pshdrop;
+      }
       // testbench figures
       first[i] = f.first_cycle - db[i];
       last[i] = f.last_cycle - db[i];
@@ -348,15 +390,16 @@ class Bench {
       to_desc[i] = st->desc - d;
       to_pd[i] = st->pd - d;
       to_cqe[i] = st->cqe - d;  // the probe's figure (first/last are equal anyway)
+      cqe[i] = st->cqe;         // exact: the testbench sees it only between host accesses
     }
     const char* src = use_probes ? "probes" : "testbench";
     if (use_probes) {
-      emit_latency("doorbell_to_desc", path, pd_len, rev, k, to_desc, src, sqs);
-      emit_latency("doorbell_to_pd", path, pd_len, rev, k, to_pd, src, sqs);
+      emit_latency("doorbell_to_desc", path, pd_len, rev, k, to_desc, src, sqs, point_pshdrop);
+      emit_latency("doorbell_to_pd", path, pd_len, rev, k, to_pd, src, sqs, point_pshdrop);
     }
-    emit_latency("doorbell_to_first_beat", path, pd_len, rev, k, first, src, sqs);
-    emit_latency("doorbell_to_last_beat", path, pd_len, rev, k, last, src, sqs);
-    emit_latency("doorbell_to_cqe", path, pd_len, rev, k, to_cqe, src, sqs);
+    emit_latency("doorbell_to_first_beat", path, pd_len, rev, k, first, src, sqs, point_pshdrop);
+    emit_latency("doorbell_to_last_beat", path, pd_len, rev, k, last, src, sqs, point_pshdrop);
+    emit_latency("doorbell_to_cqe", path, pd_len, rev, k, to_cqe, src, sqs, point_pshdrop);
     if (k == *std::max_element(o_.outstanding.begin(), o_.outstanding.end())) {
       const unsigned a = n / 4, b = n - 1;
       const double cycles = static_cast<double>(tx[tx0 + b].first_cycle - tx[tx0 + a].first_cycle);
@@ -364,14 +407,25 @@ class Bench {
       const double fps = static_cast<double>(b - a) / cycles * clock;
       const uint32_t bytes = static_cast<uint32_t>(tx[tx0].bytes.size());
       const double ceil = bouncer::bench::beat_ceiling_fps(bytes, o_.width, clock);
+      // Host-limited: the device waited for the host. A frame of the window counts when the
+      // doorbell that posted it came after the previous reject's CQE was written (the engine
+      // had finished everything it was given; the probe's CQE stamp, exact); a point where
+      // at least 1/8 of the frames did so measures the host model, not the hardware.
+      unsigned host_waits = 0;
+      for (unsigned j = a + 1; j <= b; ++j) {
+        if (db[comp[j].wr_id] >= cqe[comp[j - 1].wr_id]) ++host_waits;
+      }
+      const bool host_limited = host_waits * 8 >= b - a;
       std::fprintf(out_,
                    "{\"kind\": \"throughput\", \"pd_len\": %u, \"width\": %u, \"rev\": %u, "
                    "\"frames_per_s\": %.1f, \"ceiling_ratio\": %.6f, \"path\": \"%s\", "
                    "\"mem_latency\": %llu, \"outstanding\": %u, \"sqs\": %u, \"frames\": %u, "
-                   "\"cycles\": %.0f, \"frame_bytes\": %u, \"source\": \"%s\"}\n",
+                   "\"cycles\": %.0f, \"frame_bytes\": %u, \"source\": \"%s\", "
+                   "\"push_dropped\": %llu, \"host_waits\": %u, \"host_limited\": %s}\n",
                    pd_len, o_.width, rev, fps, fps / ceil, path.c_str(),
                    static_cast<unsigned long long>(o_.mem_latency), k, sqs, b - a, cycles, bytes,
-                   src);
+                   src, static_cast<unsigned long long>(point_pshdrop), host_waits,
+                   host_limited ? "true" : "false");
     }
     std::fflush(out_);
     return true;
@@ -530,6 +584,7 @@ class Bench {
 
  private:
   static constexpr uint32_t kLocalIp = 0x0A000001;
+  static constexpr unsigned kDrainEvery = 8;  // posts between probe reads in a burst
   static constexpr std::array<uint8_t, 6> kLocalMac = {0x02, 0xbb, 0xcc, 0xdd, 0xee, 0x01};
 
   bool fail(const std::string& why) {
@@ -560,6 +615,15 @@ class Bench {
     return true;
   }
 
+  // The cycle of the last SQ_DB write for SQ `sq`.
+  uint64_t last_doorbell(unsigned sq) const {
+    const auto& w = plat_.mmio_writes();
+    for (auto it = w.rbegin(); it != w.rend(); ++it) {
+      if (it->offset == R::reg::SQ_DB && R::field::SQ_DB::SQ.get(it->value) == sq) return it->cycle;
+    }
+    return 0;
+  }
+
   uint64_t last_write(uint32_t offset) const {
     const auto& w = plat_.mmio_writes();
     for (auto it = w.rbegin(); it != w.rend(); ++it) {
@@ -587,18 +651,18 @@ class Bench {
 
   void emit_latency(const char* stage, const std::string& path, unsigned pd_len, unsigned rev,
                     unsigned k, const std::vector<uint64_t>& v, const char* source,
-                    unsigned sqs = 1) {
+                    unsigned sqs = 1, uint64_t push_dropped = 0) {
     const Stats s = stats(v);
     std::fprintf(out_,
                  "{\"kind\": \"latency\", \"stage\": \"%s\", \"path\": \"%s\", \"pd_len\": %u, "
                  "\"rev\": %u, \"width\": %u, \"mem_latency\": %llu, \"outstanding\": %u, "
                  "\"sqs\": %u, \"min\": %llu, \"median\": %llu, \"p99\": %llu, \"max\": %llu, "
-                 "\"samples\": %zu, \"source\": \"%s\"}\n",
+                 "\"samples\": %zu, \"source\": \"%s\", \"push_dropped\": %llu}\n",
                  stage, path.c_str(), pd_len, rev, o_.width,
                  static_cast<unsigned long long>(o_.mem_latency), k, sqs,
                  static_cast<unsigned long long>(s.min), static_cast<unsigned long long>(s.median),
                  static_cast<unsigned long long>(s.p99), static_cast<unsigned long long>(s.max),
-                 v.size(), source);
+                 v.size(), source, static_cast<unsigned long long>(push_dropped));
   }
 
   const Options& o_;

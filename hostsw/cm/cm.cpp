@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <set>
 #include <utility>
+#include <vector>
 
 namespace bouncer {
 
@@ -734,23 +736,33 @@ Result<Cm::Node*> Cm::held(ConnHandle h, const char* what) {
   return n;
 }
 
-Result<uint64_t> Cm::post_node_reject(ConnHandle h, Node& n, std::span<const std::byte> pd,
-                                      const RejectOptions& opts, Kind kind) {
+Result<void> Cm::check_node_reject(const Node& n, std::span<const std::byte> pd,
+                                   const RejectOptions& opts) {
   if (auto v = check_reject_pd(pd.size(), n.enhanced(), opts.unsafe_wire_pd); !v) {
     return v.error();
   }
   if (opts.ird_ord && n.enhanced()) {
     if (auto v = check_reply_ird_ord(*opts.ird_ord, n.ird_ord); !v) return v.error();
   }
+  return {};
+}
+
+Result<uint64_t> Cm::post_node_reject(ConnHandle h, Node& n, std::span<const std::byte> pd,
+                                      const RejectOptions& opts, Kind kind) {
+  if (auto v = check_node_reject(n, pd, opts); !v) return v.error();
   RejectWqe w = reject_wqe(h.cm_id, pd, opts);
   w.pd_area = true;
   auto idx = dev_.post_reject(w);
   if (!idx) return idx.error();  // nothing posted: the connection is still held
+  return node_rejected(h, n, opts.sq, *idx, kind);
+}
+
+uint64_t Cm::node_rejected(ConnHandle h, Node& n, unsigned sq, uint16_t wqe_idx, Kind kind) {
   n.state = NodeState::kRejecting;
   n.terminal_seen = false;
   n.cleanup_done = false;
   const uint64_t ticket = ++next_ticket_;
-  live_[wqe_key(opts.sq, *idx)] = Inflight{h.cm_id, h.gen, kind, ticket, n.channel, n.context};
+  live_[wqe_key(sq, wqe_idx)] = Inflight{h.cm_id, h.gen, kind, ticket, n.channel, n.context};
   // iw_cm: no events for this connection once reject returns, not even one already queued.
   purge(h);
   if (kind != Kind::kInternal) ++stats_.rejects;
@@ -964,6 +976,40 @@ Result<void> Cm::post_reject(ConnHandle h, std::span<const std::byte> pd,
   auto t = post_node_reject(h, **n, pd, opts, Kind::kAsync);
   if (!t) return t.error();
   return {};
+}
+
+Result<size_t> Cm::post_rejects(std::span<const HeldReject> list) {
+  Lock lk(mu_);
+  std::vector<Node*> nodes;
+  std::vector<RejectWqe> wqes;
+  std::set<uint32_t> ids;
+  nodes.reserve(list.size());
+  wqes.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    const HeldReject& r = list[i];
+    auto fail = [&](const Error& e) {
+      return make_error(e.code,
+                        fmt::format("reject {} of the list: {} (nothing posted)", i, e.message));
+    };
+    if (auto v = validate_reject(r.pd, r.opts); !v) return fail(v.error());
+    auto n = held(r.handle, "post_rejects");
+    if (!n) return fail(n.error());
+    if (auto v = check_node_reject(**n, r.pd, r.opts); !v) return fail(v.error());
+    if (!ids.insert(r.handle.cm_id).second) {
+      return fail(
+          Error{Errc::kState, fmt::format("cm_id {} appears twice in the list", r.handle.cm_id)});
+    }
+    nodes.push_back(*n);
+    RejectWqe w = reject_wqe(r.handle.cm_id, r.pd, r.opts);
+    w.pd_area = true;
+    wqes.push_back(w);
+  }
+  auto idx = dev_.post_rejects(wqes);
+  if (!idx) return idx.error();  // nothing posted: every connection is still held
+  for (size_t i = 0; i < idx->size(); ++i) {
+    node_rejected(list[i].handle, *nodes[i], list[i].opts.sq, (*idx)[i], Kind::kAsync);
+  }
+  return idx->size();
 }
 
 Result<void> Cm::accept(ConnHandle h, std::span<const std::byte>) {

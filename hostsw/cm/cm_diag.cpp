@@ -85,6 +85,49 @@ Result<CmContext*> ContextDiag::context_for(uint32_t cm_id) {
 
 Result<uint16_t> ContextDiag::post_locked(uint32_t cm_id, std::span<const std::byte> pd,
                                           const RejectOptions& opts) {
+  auto ctx = check_locked(cm_id, pd, opts);
+  if (!ctx) return ctx.error();
+  const RejectWqe w = reject_wqe(cm_id, pd, opts);
+  auto idx = dev_.post_reject(w);
+  if (!idx) return idx;
+  // iw_cm_reject moves the cm_id to IDLE before calling the provider and leaves it there
+  // even when the provider fails: one reject per connection.
+  (*ctx)->rejected = true;
+  mine_.insert(wqe_key(opts.sq, *idx));
+  return idx;
+}
+
+Result<std::vector<uint16_t>> ContextDiag::post_rejects(std::span<const RejectRequest> reqs) {
+  std::lock_guard lk(mu_);
+  std::vector<CmContext*> ctx;
+  std::vector<RejectWqe> wqes;
+  std::set<uint32_t> ids;
+  ctx.reserve(reqs.size());
+  wqes.reserve(reqs.size());
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    const RejectRequest& q = reqs[i];
+    auto c = check_locked(q.cm_id, q.pd, q.opts);
+    if (c && !ids.insert(q.cm_id).second) {
+      c = make_error(Errc::kState, fmt::format("cm_id {} was already rejected", q.cm_id));
+    }
+    if (!c) {
+      return make_error(c.error().code, fmt::format("reject {} of the list: {} (nothing posted)", i,
+                                                    c.error().message));
+    }
+    ctx.push_back(*c);
+    wqes.push_back(reject_wqe(q.cm_id, q.pd, q.opts));
+  }
+  auto idx = dev_.post_rejects(wqes);
+  if (!idx) return idx;
+  for (size_t i = 0; i < idx->size(); ++i) {
+    ctx[i]->rejected = true;
+    mine_.insert(wqe_key(reqs[i].opts.sq, (*idx)[i]));
+  }
+  return idx;
+}
+
+Result<CmContext*> ContextDiag::check_locked(uint32_t cm_id, std::span<const std::byte> pd,
+                                             const RejectOptions& opts) {
   const Caps& caps = dev_.caps();
   if (cm_id >= caps.ctx_depth) {
     return make_error(
@@ -108,14 +151,7 @@ Result<uint16_t> ContextDiag::post_locked(uint32_t cm_id, std::span<const std::b
   if (opts.ird_ord && c.enhanced()) {
     if (auto v = check_reply_ird_ord(*opts.ird_ord, c.req_ird_ord); !v) return v.error();
   }
-  const RejectWqe w = reject_wqe(cm_id, pd, opts);
-  auto idx = dev_.post_reject(w);
-  if (!idx) return idx;
-  // iw_cm_reject moves the cm_id to IDLE before calling the provider and leaves it there
-  // even when the provider fails: one reject per connection.
-  c.rejected = true;
-  mine_.insert(wqe_key(opts.sq, *idx));
-  return idx;
+  return &c;
 }
 
 Result<uint16_t> ContextDiag::post_reject(uint32_t cm_id, std::span<const std::byte> pd,

@@ -577,8 +577,56 @@ Result<uint16_t> Device::post_reject_with(const RejectWqe& w,
                                           const testing::RejectWqeFaults* faults) {
   std::lock_guard lk(mu_);
   const testing::RejectWqeFaults none;
-  const testing::RejectWqeFaults& x = faults != nullptr ? *faults : none;
-  namespace f = regs::sq_wqe;
+  if (auto v = check_reject_wqe(w); !v) return v.error();
+  auto slot = next_sq_slot(w.sq);
+  if (!slot) return slot.error();
+  write_reject(w, *slot, faults != nullptr ? *faults : none, true);
+  return slot->wqe_idx;
+}
+
+// irdma_uk_post_send with the doorbell left to the end of the list (irdma_uk_qp_post_wr):
+// the WQEs go into their rings in order, then one SQ_DB per SQ that got any. The producer
+// index in that doorbell covers every WQE written before it.
+Result<std::vector<uint16_t>> Device::post_rejects(std::span<const RejectWqe> wqes) {
+  std::lock_guard lk(mu_);
+  for (size_t i = 0; i < wqes.size(); ++i) {
+    if (wqes[i].push) {
+      return make_error(Errc::kInvalidArgument,
+                        fmt::format("WQE {} of the batch asks for push: a push WQE carries its "
+                                    "own doorbell, post it with post_reject()",
+                                    i));
+    }
+    if (auto v = check_reject_wqe(wqes[i]); !v) {
+      return make_error(v.error().code, fmt::format("WQE {} of the batch: {} (nothing posted)", i,
+                                                    v.error().message));
+    }
+  }
+  const testing::RejectWqeFaults none;
+  std::vector<uint16_t> idx;
+  idx.reserve(wqes.size());
+  std::vector<bool> ring(sqs_.size(), false);
+  std::optional<Error> full;
+  for (const RejectWqe& w : wqes) {
+    auto slot = next_sq_slot(w.sq);
+    if (!slot) {
+      full = slot.error();
+      break;
+    }
+    write_reject(w, *slot, none, false);
+    ring[w.sq] = true;
+    idx.push_back(slot->wqe_idx);
+  }
+  for (unsigned sq = 0; sq < sqs_.size(); ++sq) {
+    if (!ring[sq]) continue;
+    hal::to_device_barrier();
+    hal::write_doorbell(hal_, r::SQ_DB, doorbell(sq, sqs_[sq].ring.head()));
+    ++stats_.sq_doorbells;
+  }
+  if (idx.empty() && full) return *full;
+  return idx;
+}
+
+Result<void> Device::check_reject_wqe(const RejectWqe& w) const {
   if (w.cm_id > 0xFFFFFF) {
     return make_error(Errc::kInvalidArgument, fmt::format("cm_id {} exceeds 24 bits", w.cm_id));
   }
@@ -598,8 +646,12 @@ Result<uint16_t> Device::post_reject_with(const RejectWqe& w,
     return make_error(Errc::kInvalidArgument,
                       fmt::format("SQ {} is not in use (num_sq {})", w.sq, sqs_.size()));
   }
-  auto slot = next_sq_slot(w.sq);
-  if (!slot) return slot.error();
+  return {};
+}
+
+void Device::write_reject(const RejectWqe& w, queues::WqeSlot slot,
+                          const testing::RejectWqeFaults& x, bool doorbell) {
+  namespace f = regs::sq_wqe;
   // The reject PD always goes to the cm_id's PD-area slot: the hardware re-reads it there
   // (REJ_PD_LEN bytes) for every retransmission until the node ends.
   if (w.cm_id < caps_.ctx_depth && !w.pd.empty()) {
@@ -618,7 +670,7 @@ Result<uint16_t> Device::post_reject_with(const RejectWqe& w,
   } else {
     // rdma_reject semantics: the caller's buffer may be reused on return, so copy the PD into
     // this slot's buffer; it is not reused before the slot's completion has been polled.
-    const size_t off = (size_t{w.sq} * cfg_.sq_entries + slot->wqe_idx) * kPdSlotBytes;
+    const size_t off = (size_t{w.sq} * cfg_.sq_entries + slot.wqe_idx) * kPdSlotBytes;
     std::copy_n(w.pd.begin(), w.pd.size(), pd_pool_->bytes().begin() + off);
     pd_pool_->sync_to_device(off, std::max<size_t>(w.pd.size(), 1));
     regs::put(img, f::PD_ADDR, x.pd_addr.value_or(pd_pool_->device_addr() + off));
@@ -632,10 +684,9 @@ Result<uint16_t> Device::post_reject_with(const RejectWqe& w,
   regs::put(img, f::PD_INLINE, inline_pd);
   regs::put(img, f::IRD_ORD_VALID, w.ird_ord.has_value());
   regs::put(img, f::FIN_POLICY, static_cast<uint64_t>(w.fin_policy));
-  queues::WqeSlot pub = *slot;
+  queues::WqeSlot pub = slot;
   if (x.stale) pub.polarity ^= 1u;  // a slot the hardware must see as not written on this lap
-  publish_sq(w.sq, pub, img, w.push, w.wr_id, w.cm_id);
-  return slot->wqe_idx;
+  publish_sq(w.sq, pub, img, w.push, w.wr_id, w.cm_id, doorbell);
 }
 
 Result<uint16_t> Device::post_nop(uint64_t wr_id, bool push, unsigned sq) {
@@ -655,7 +706,7 @@ Result<uint16_t> Device::post_nop(uint64_t wr_id, bool push, unsigned sq) {
 }
 
 void Device::publish_sq(unsigned sq, queues::WqeSlot slot, std::span<const std::byte> image,
-                        bool push, uint64_t wr_id, uint32_t cm_id) {
+                        bool push, uint64_t wr_id, uint32_t cm_id, bool ring_doorbell) {
   Sq& q = sqs_[sq];
   q.ring.write_wqe(slot, image);
   q.slots[slot.wqe_idx] = SqSlot{true, false, false, push, wr_id, cm_id};
@@ -675,8 +726,9 @@ void Device::publish_sq(unsigned sq, queues::WqeSlot slot, std::span<const std::
     hal_.write_push(r::push_page(sq), qwords);
     ++stats_.sq_pushed;
     hal::write_doorbell(hal_, r::SQ_PUSH_DB, doorbell(sq, q.ring.head()));
-  } else {
+  } else if (ring_doorbell) {
     hal::write_doorbell(hal_, r::SQ_DB, doorbell(sq, q.ring.head()));
+    ++stats_.sq_doorbells;
   }
 }
 
@@ -856,13 +908,15 @@ std::optional<Error> Device::any_sq_queue_error() {
   return std::nullopt;
 }
 
-// reset_sq's rule: flush only what the hardware provably no longer touches. The SQ engine
-// moves an SQ's CI past a WQE only after the WQE's CQE has been written (a posted write, which
-// the register read that sees the new CI cannot overtake), and it takes work from an SQ only
-// while CI != PI. A queue error stops new doorbells but not the WQEs accepted before it. So
-// once SQ_CI == SQ_PI, with the driver (holding the lock) ringing no doorbell, nothing of this
-// SQ is in flight, every CQE it will ever write is in the CQ, and the WQEs the driver still
-// holds are the ones the hardware never accepted (or whose CQE write was lost: DMA_WR_ERR).
+// reset_sq's rule: flush only what the hardware provably no longer touches. The SQ_CI the
+// device shows moves past a WQE only after the WQE's CQE has been written (the SQ's CQE queue
+// publishes it at the CQ writer's done: a posted write, which the register read that sees the
+// new CI cannot overtake), and the engine takes work from an SQ only while its own CI != PI,
+// running at most the CQE queue's depth + 1 WQEs ahead of SQ_CI. A queue error stops new doorbells
+// but not the WQEs accepted before it. So once SQ_CI == SQ_PI, with the driver (holding the lock)
+// ringing no doorbell, nothing of this SQ is in flight, every CQE it will ever write is in the CQ,
+// and the WQEs the driver still holds are the ones the hardware never accepted (or whose CQE write
+// was lost: DMA_WR_ERR).
 Result<uint32_t> Device::reset_sq(unsigned sq) {
   std::lock_guard lk(mu_);
   if (sq >= sqs_.size()) {

@@ -192,15 +192,20 @@ size_t RejectProbeIndex::add(std::span<const ProbeStamp> recs) {
 std::optional<RejectStamps> RejectProbeIndex::find(unsigned sq, uint16_t wqe_idx, uint16_t rem_port,
                                                    uint32_t sq_size) const {
   const uint32_t port = rem_port, host_port = port | 0x10000u;
-  const uint32_t pi = (sq << 16) | ((wqe_idx + 1u) & (sq_size - 1));
   const uint32_t wqe = (sq << 16) | wqe_idx;
   auto get = [](const std::map<uint32_t, uint64_t>& m, uint32_t k) -> std::optional<uint64_t> {
     auto it = m.find(k);
     if (it == m.end()) return std::nullopt;
     return it->second;
   };
-  const auto db = get(db_, pi), desc = get(desc_, wqe), pd = get(pd_, host_port),
-             first = get(first_, port), last = get(last_, host_port), cqe = get(cqe_, wqe);
+  // The doorbell that published the WQE: PI = wqe_idx + 1, or, when several WQEs went out
+  // with one doorbell (Device::post_rejects), the first doorbell whose PI lies past it.
+  std::optional<uint64_t> db;
+  for (uint32_t k = 1; k < sq_size && !db; ++k) {
+    db = get(db_, (sq << 16) | ((wqe_idx + k) & (sq_size - 1)));
+  }
+  const auto desc = get(desc_, wqe), pd = get(pd_, host_port), first = get(first_, port),
+             last = get(last_, host_port), cqe = get(cqe_, wqe);
   if (!db || !desc || !pd || !first || !last || !cqe) return std::nullopt;
   return RejectStamps{*db, *desc, *pd, *first, *last, *cqe};
 }

@@ -9,6 +9,9 @@
 //   -> hand the reject to the CM engine (bouncer_cm_engine owns the connection: it checks
 //      the node's state, loads the PD, sends the frame and moves the node on)
 //   -> turn the CM engine's answer into a CQE; advance the consumer index.
+// The CQE goes to bouncer_sq_cqe_queue (posted completions: a hand-off of one cycle while the
+// queue has room), which writes it and publishes the SQ_CI the host reads; sq_ci here is the
+// engine's own index (the next WQE it takes), up to the queue's depth + 1 ahead of that.
 // Any failed check skips straight to an error CQE: nothing is sent and the engine goes on
 // with the next WQE, so every WQE gets exactly one CQE. The CQE carries SQ_IDX (the SQ) and
 // WQEIDX (the index within that SQ).

@@ -170,7 +170,7 @@ module bouncer_core #(
   logic [1:0]            sq_db_sq, sq_cur;
   logic [14:0]           sq_cur_ci, sq_db_pi;
   logic [63:0]        cycle_count;
-  logic               sq_busy, cqp_busy, cq_full, ccq_full, dma_wr_posted_err;
+  logic               sq_busy, sq_eng_busy, cqp_busy, cq_full, ccq_full, dma_wr_posted_err;
   logic               st_tx_frame, st_sq_wqe, st_sq_err, st_push_used, st_push_drop, st_cqp_wqe;
   logic               st_lat_valid;
   logic [31:0]        st_lat;
@@ -367,16 +367,18 @@ module bouncer_core #(
   logic [15:0]          hrsp_major, hrsp_minor, hrsp_frame_len;
   logic [31:0]          hrsp_seq;
   logic [63:0]          hrsp_first_cycle;
-  logic                 sqcqe_valid, sqcqe_ready;
-  logic [255:0]         sqcqe;
+  logic                 sqcqe_valid, sqcqe_ready, cqq_valid, cqq_ready, cqq_busy;
+  logic [255:0]         sqcqe, cqq;
+  logic [1:0]           cqq_sq;
+  logic [14:0]          cqq_idx;
 
   bouncer_sq_engine #(
     .ADDR_W(AXI_ADDR_W), .CTX_DEPTH_LOG2(CTX_DEPTH_LOG2), .NUM_SQ(NUM_SQ)
   ) u_sq (
     .clk, .rst(rst_e),
     .enable(enable && cm_ready), .sq_base, .sq_size_log2, .sq_reset, .sq_pi, .sq_db,
-    .sq_db_sq, .push_wqe, .push_armed, .push_idx, .push_take, .sq_ci,
-    .cur_sq(sq_cur), .cur_ci(sq_cur_ci), .busy(sq_busy), .cycle_count,
+    .sq_db_sq, .push_wqe, .push_armed, .push_idx, .push_take, .sq_ci(),
+    .cur_sq(sq_cur), .cur_ci(sq_cur_ci), .busy(sq_eng_busy), .cycle_count,
     .dma_valid(rd_cmd_valid[1]), .dma_ready(rd_cmd_ready[1]), .dma_addr(rd_cmd_addr[64 +: 64]),
     .dma_beats(rd_cmd_beats[8 +: 8]),
     .rd_valid(rd_valid && rd_client == 2'd1), .rd_data, .rd_last(rd_last && rd_client == 2'd1),
@@ -391,6 +393,16 @@ module bouncer_core #(
     .stat_wqe(st_sq_wqe), .stat_error(st_sq_err), .stat_push_used(st_push_used),
     .stat_push_dropped(st_push_drop), .stat_latency_valid(st_lat_valid), .stat_latency(st_lat)
   );
+
+  // The engine's CQEs, posted: it goes on with the next WQE while the CQ writer writes. SQ_CI
+  // (to the register file) is published by the queue, past the last CQE written.
+  bouncer_sq_cqe_queue #(.NUM_SQ(NUM_SQ), .DEPTH_LOG2(2)) u_sq_cqq (
+    .clk, .rst(rst_e), .sq_size_log2, .sq_reset, .sq_ci,
+    .s_cqe_valid(sqcqe_valid), .s_cqe_ready(sqcqe_ready), .s_cqe(sqcqe),
+    .m_cqe_valid(cqq_valid), .m_cqe_ready(cqq_ready), .m_cqe(cqq),
+    .head_sq(cqq_sq), .head_idx(cqq_idx), .busy(cqq_busy)
+  );
+  assign sq_busy = sq_eng_busy || cqq_busy;
 
   // ------------------------------------------------------------------ RX path
   logic [DATA_W-1:0]   rxf_tdata, pl_tdata;
@@ -822,7 +834,7 @@ module bouncer_core #(
     .clk, .rst(rst_e),
     .base(cq_base), .size_log2(cq_size_log2), .ring_reset(cq_reset), .head(cq_head),
     .tail(cq_tail), .full(cq_full),
-    .s_cqe_valid(sqcqe_valid), .s_cqe_ready(sqcqe_ready), .s_cqe(sqcqe),
+    .s_cqe_valid(cqq_valid), .s_cqe_ready(cqq_ready), .s_cqe(cqq),
     .dma_valid(wr_cmd_valid[1]), .dma_ready(wr_cmd_ready[1]), .dma_addr(wr_cmd_addr[64 +: 64]),
     .dma_beats(wr_cmd_beats[4 +: 4]), .dma_data(wr_cmd_data[512 +: 512]),
     .dma_done(wr_done[1])
@@ -870,7 +882,7 @@ module bouncer_core #(
         .sq_db, .sq_db_sq, .sq_db_push, .sq_db_pi, .push_take(|push_take),
         .wqe_rd_last(rd_valid && rd_last && rd_client == 2'd1), .sq_cur, .sq_cur_ci,
         .hrej_fire(hrej_valid && hrej_ready), .hrsp_valid,
-        .cqe_fire(sqcqe_valid && sqcqe_ready),
+        .cqe_fire(cqq_valid && cqq_ready), .cqe_sq(cqq_sq), .cqe_ci(cqq_idx),
         .rej_start_fire(rej_start_valid && rej_start_ready),
         .rej_start_port(rej_start_ctx[bouncer_regs_pkg::CM_CTX_REM_PORT_LSB +: 16]),
         .tx_fire(arb_fire), .tx_sof(tx_out_sof), .tx_rej_sof, .tx_tlast(arb_tlast),
@@ -892,7 +904,7 @@ module bouncer_core #(
       assign probe_lost  = '0;
       logic unused_probe;
       assign unused_probe = ^{probe_en, probe_clr, probe_pop, sq_db_push, sq_db_pi, sq_cur,
-                              sq_cur_ci};
+                              sq_cur_ci, cqq_sq, cqq_idx};
     end
   endgenerate
 

@@ -65,6 +65,8 @@ module bouncer_probe #(
   input  wire                 hrej_fire,    // SQ engine -> CM engine reject handshake
   input  wire                 hrsp_valid,   // CM engine's answer to it
   input  wire                 cqe_fire,     // CQE handshake with the CQ writer
+  input  wire [1:0]            cqe_sq,       // ... the SQ and WQE index of that CQE
+  input  wire [14:0]           cqe_ci,
 
   // reject builder start
   input  wire                 rej_start_fire,
@@ -196,7 +198,7 @@ module bouncer_probe #(
                               {7'd0, host_job_q, rej_start_port});
     ev_v[S_CQE] = cqe_fire;
     ev_r[S_CQE*64 +: 64] = rec(cycle_count[31:0], bouncer_regs_pkg::PROBE_STAGE_CQE_WRITTEN,
-                               {6'd0, sq_cur, 1'b0, sq_cur_ci});
+                               {6'd0, cqe_sq, 1'b0, cqe_ci});
     ev_v[S_SYN] = rec_fire && is_syn && arr_hit;
     ev_r[S_SYN*64 +: 64] = rec(arr_head, bouncer_regs_pkg::PROBE_STAGE_SYN_IN, {8'd0, rec_sport});
     ev_v[S_MPA] = mpa_done && mpa_sv_q;

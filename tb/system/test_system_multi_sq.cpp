@@ -10,6 +10,9 @@
 //    no index changed.
 //  - Error WQEs (stale polarity, bad opcode) on one SQ complete with their error on that SQ and
 //    do not disturb the others.
+//  - Completions are posted (a CQE queue in front of the CQ writer): with the CQ full the
+//    engine runs ahead by the queue's depth, SQ_CI counts only written CQEs, and every WQE
+//    still completes exactly once.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -207,11 +210,12 @@ sim::PlatformConfig config(unsigned width) {
   return cfg;
 }
 
-Device* open4(bouncer::hal::Device& hal, std::unique_ptr<Device>& keep, uint32_t sq_entries) {
+Device* open4(bouncer::hal::Device& hal, std::unique_ptr<Device>& keep, uint32_t sq_entries,
+              uint32_t cq_entries = 64) {
   DeviceConfig cfg;
   cfg.num_sq = kSqs;
   cfg.sq_entries = sq_entries;
-  cfg.cq_entries = 64;
+  cfg.cq_entries = cq_entries;
   auto d = Device::open(hal, cfg);
   EXPECT_TRUE(d.ok()) << d.error().message;
   if (!d.ok()) return nullptr;
@@ -395,6 +399,53 @@ TEST_P(MultiSq, ErrorWqeOnOneSqDoesNotDisturbTheOthers) {
     EXPECT_EQ(hal.read32(R::reg::sq_ci(1)), 3u);
     EXPECT_EQ(hal.read32(R::reg::sq_ci(2)), 3u);
     EXPECT_EQ(hal.read32(R::reg::sq_ci(0)), 2u);
+  });
+}
+
+// Completions are posted: the SQ engine hands each CQE to a 4-entry queue in front of the CQ
+// writer and goes on with the next WQE. With the CQ full (the host not reaping) the engine
+// runs ahead of the CQ by exactly the queue's depth and then waits; SQ_CI counts only the
+// CQEs in host memory. Once the host reaps, every WQE, the error WQE included, completes
+// exactly once, each SQ in its order.
+TEST_P(MultiSq, CompletionsPostedSqCiCountsWrittenCqes) {
+  sim::Platform plat(config(GetParam()));
+  plat.run([&](bouncer::hal::Device& hal) {
+    std::unique_ptr<Device> keep;
+    Device* dev = open4(hal, keep, 8, 8);
+    ASSERT_NE(dev, nullptr);
+    Bench b(*dev);
+    b.prepare(24);
+    hal.write32(R::reg::CTRL, 0);
+    for (unsigned i = 0; i < 6; ++i) {
+      for (unsigned q = 0; q < kSqs; ++q) {
+        if (i == 2 && q == 1) {
+          b.post_bad(1, false);
+        } else {
+          b.post(q, q == 3 && i == 0, 8);
+        }
+      }
+    }
+    hal.write32(R::reg::CTRL, R::field::CTRL::ENABLE.put(1));
+    hal.wait_cycles(30'000);
+    const uint32_t tail = hal.read32(R::reg::CQ_TAIL);
+    EXPECT_EQ(tail, 7u) << "an 8-entry CQ holds 7 unconsumed CQEs";
+    EXPECT_EQ(hal.read32(R::reg::STAT_SQ_WQES), tail + 4)
+        << "the engine completed the queue's depth of WQEs past the full CQ";
+    uint32_t ci_sum = 0;
+    for (unsigned q = 0; q < kSqs; ++q) ci_sum += hal.read32(R::reg::sq_ci(q));
+    EXPECT_EQ(ci_sum, tail) << "SQ_CI moves past a WQE only when its CQE is in host memory";
+    const uint32_t st = hal.read32(R::reg::STATUS);
+    EXPECT_EQ(R::field::STATUS::CQ_FULL.get(st), 1u);
+    EXPECT_EQ(R::field::STATUS::SQ_BUSY.get(st), 1u);
+    b.reap(b.n_posted);
+    b.check(plat, 0);
+    for (unsigned q = 0; q < kSqs; ++q) {
+      EXPECT_EQ(hal.read32(R::reg::sq_ci(q)), 6u) << "SQ " << q;
+      EXPECT_EQ(dev->sq_outstanding(q), 0u);
+    }
+    EXPECT_EQ(hal.read32(R::reg::STAT_SQ_WQES), 24u);
+    EXPECT_EQ(hal.read32(R::reg::STAT_SQ_ERRORS), 1u);
+    EXPECT_EQ(R::field::STATUS::SQ_BUSY.get(hal.read32(R::reg::STATUS)), 0u);
   });
 }
 

@@ -425,6 +425,77 @@ TEST_P(DeviceTest, FullRingIsDetectedAndDrains) {
   }
 }
 
+// post_rejects: a list of WQEs, one SQ_DB for the list (its PI covering every WQE); every
+// WQE completes once, in order. A bad WQE anywhere in the list posts nothing; a list longer
+// than the free room posts the prefix that fits (and still rings the doorbell for it).
+TEST_P(DeviceTest, PostRejectsRingsOneDoorbellPerList) {
+  DeviceConfig cfg;
+  cfg.sq_entries = 8;
+  cfg.cq_entries = 8;
+  open(cfg);
+  for (uint32_t id = 1; id <= 7; ++id) ASSERT_TRUE(dev->cqp_write_context(id, ctx_rev(1, false)));
+  const auto pd = bytes_of("batch");
+  auto sq_dbs = [&] {
+    return std::count_if(hal.writes.begin(), hal.writes.end(),
+                         [](const auto& w) { return w.offset == r::SQ_DB; });
+  };
+  std::vector<RejectWqe> ws(5);
+  for (uint32_t i = 0; i < 5; ++i) {
+    ws[i].cm_id = i + 1;
+    ws[i].pd = pd;
+    ws[i].wr_id = 100 + i;
+  }
+  // a bad WQE in the middle: nothing posted, the message names it
+  ws[3].cm_id = 0x1000000;
+  const auto dbs0 = sq_dbs();
+  auto bad = dev->post_rejects(ws);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, Errc::kInvalidArgument);
+  EXPECT_NE(bad.error().message.find("WQE 3 of the batch"), std::string::npos)
+      << bad.error().message;
+  EXPECT_EQ(dev->sq_outstanding(), 0u);
+  EXPECT_EQ(sq_dbs(), dbs0);
+  ws[3].cm_id = 4;
+  ws[1].push = true;
+  auto push = dev->post_rejects(ws);
+  ASSERT_FALSE(push);
+  EXPECT_EQ(push.error().code, Errc::kInvalidArgument);
+  ws[1].push = false;
+
+  hal.hold = true;
+  auto idx = dev->post_rejects(ws);
+  ASSERT_TRUE(idx) << idx.error().message;
+  EXPECT_EQ(*idx, (std::vector<uint16_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(sq_dbs(), dbs0 + 1) << "one doorbell for the list";
+  EXPECT_EQ(hal.last_write(r::SQ_DB), 5u) << "its PI covers every WQE";
+  EXPECT_EQ(dev->stats().sq_doorbells, 1u);
+  EXPECT_EQ(dev->sq_outstanding(), 5u);
+  // 2 slots left of 7: a list of 3 posts 2, with its doorbell
+  std::vector<RejectWqe> more(3, ws[0]);
+  for (uint32_t i = 0; i < 3; ++i) {
+    more[i].cm_id = 6 + i;
+    more[i].wr_id = 200 + i;
+  }
+  auto part = dev->post_rejects(more);
+  ASSERT_TRUE(part) << part.error().message;
+  EXPECT_EQ(*part, (std::vector<uint16_t>{5, 6}));
+  EXPECT_EQ(sq_dbs(), dbs0 + 2);
+  EXPECT_EQ(hal.last_write(r::SQ_DB), 7u);
+  auto none = dev->post_rejects(more);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, Errc::kRingFull);
+  EXPECT_EQ(sq_dbs(), dbs0 + 2) << "no doorbell when nothing was posted";
+  hal.hold = false;
+  const uint64_t want[] = {100, 101, 102, 103, 104, 200, 201};
+  for (uint64_t w : want) {
+    auto c = dev->wait_completion(400us);
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->wr_id, w);  // in order, each exactly once
+    EXPECT_TRUE(c->ok()) << c->status() << " wr_id " << w;
+  }
+  EXPECT_FALSE(dev->poll_cq());
+}
+
 TEST_P(DeviceTest, HardwareHoldsBackWhenCqHeadIsNotAdvanced) {
   DeviceConfig cfg;
   cfg.sq_entries = 4;

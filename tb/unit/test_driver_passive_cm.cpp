@@ -1043,6 +1043,46 @@ TEST_P(PassiveCmTest, TerminalBeforeTheCompletion) {
   EXPECT_EQ(indicated(request(1, false, 1, 3)), a);
 }
 
+// Cm::post_rejects: three held connections rejected with one SQ_DB; a list naming a
+// connection twice, or one already rejected, posts nothing and leaves every connection held.
+TEST_P(PassiveCmTest, PostRejectsPostsAListWithOneDoorbell) {
+  listen();
+  const uint32_t a = indicated(request(1, false, 1, 1));
+  const uint32_t b = indicated(request(1, false, 1, 2));
+  const uint32_t c = indicated(request(1, false, 1, 3));
+  const std::vector<std::byte> pd(8, std::byte{0x5a});
+  auto sq_dbs = [&] {
+    return std::count_if(hal.writes.begin(), hal.writes.end(),
+                         [](const auto& w) { return w.offset == r::SQ_DB; });
+  };
+  std::vector<HeldReject> twice{{cm->handle(a), pd, {}}, {cm->handle(a), pd, {}}};
+  auto bad = cm->cm().post_rejects(twice);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, Errc::kState);
+  EXPECT_NE(bad.error().message.find("reject 1 of the list"), std::string::npos)
+      << bad.error().message;
+  EXPECT_EQ(cm->node_state(a), NodeState::kHeld);
+  const auto dbs0 = sq_dbs();
+  std::vector<HeldReject> list{
+      {cm->handle(a), pd, {}}, {cm->handle(b), {}, {}}, {cm->handle(c), pd, {}}};
+  auto n = cm->cm().post_rejects(list);
+  ASSERT_TRUE(n) << n.error().message;
+  EXPECT_EQ(*n, 3u);
+  EXPECT_EQ(sq_dbs(), dbs0 + 1) << "one doorbell for the list";
+  for (uint32_t id : {a, b, c}) EXPECT_EQ(cm->node_state(id), NodeState::kRejecting);
+  auto again = cm->cm().post_rejects(std::span(list).subspan(2));
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, Errc::kState);
+  hal.run();
+  int done = 0;
+  while (auto x = cm->poll()) {
+    EXPECT_TRUE(x->ok()) << x->status();
+    ++done;
+  }
+  EXPECT_EQ(done, 3);
+  EXPECT_EQ(cm->stats().rejects, 3u);
+}
+
 TEST_P(PassiveCmTest, RejectAfterPeerResetFailsWithPeerResetAndFreesTheCmId) {
   listen();
   const uint32_t id = indicated(request(2, true, 16));

@@ -72,6 +72,13 @@ struct RejectOptions {
   std::chrono::nanoseconds timeout = std::chrono::milliseconds(8);
 };
 
+/// One reject of a list posted with one doorbell (ContextDiag::post_rejects).
+struct RejectRequest {
+  uint32_t cm_id = 0;
+  std::span<const std::byte> pd;  // copied before the call returns
+  RejectOptions opts;             // push must be false
+};
+
 /// Converts an error completion into an Error (kHardware, with the codes) naming cm_id.
 Error completion_error(const Completion& c);
 
@@ -256,6 +263,13 @@ struct PollerOptions {
   Wait wait = Wait::kSleep;
 };
 
+/// One reject of a list posted with one doorbell (Cm::post_rejects).
+struct HeldReject {
+  ConnHandle handle;
+  std::span<const std::byte> pd;  // copied before the call returns
+  RejectOptions opts;             // push must be false
+};
+
 class Cm {
  public:
   /// `dev` must outlive the Cm.
@@ -347,6 +361,14 @@ class Cm {
   /// still held: post again once events have been taken). opts.timeout is not used.
   Result<void> post_reject(ConnHandle h, std::span<const std::byte> pd,
                            const RejectOptions& opts = {});
+  /// post_reject() for a list of held connections, with one doorbell per SQ (irdma's list
+  /// post; Device::post_rejects). Every entry is checked as post_reject() checks it (a
+  /// connection may appear once); the first bad one fails the call, naming its position, with
+  /// nothing posted. Then the rejects are posted in order: all, or a prefix when an SQ
+  /// filled (the others are still held: post them again once events have been taken).
+  /// Returns how many were posted; each completes as a RejectComplete event. kRingFull
+  /// when not even the first fits.
+  Result<size_t> post_rejects(std::span<const HeldReject> list);
   /// iw_cm_accept. Bouncer's passive CM only rejects: kNotSupported, and the connection is
   /// still held (reject or destroy it). A stale handle is kState.
   Result<void> accept(ConnHandle h, std::span<const std::byte> pd = {});
@@ -429,6 +451,11 @@ class Cm {
   Result<Node*> held(ConnHandle h, const char* what);
   Result<uint64_t> post_node_reject(ConnHandle h, Node& n, std::span<const std::byte> pd,
                                     const RejectOptions& opts, Kind kind);
+  // post_node_reject's checks of the PD and IRD/ORD against the node.
+  static Result<void> check_node_reject(const Node& n, std::span<const std::byte> pd,
+                                        const RejectOptions& opts);
+  // The node's bookkeeping once its reject WQE is posted at (sq, wqe_idx): the ticket.
+  uint64_t node_rejected(ConnHandle h, Node& n, unsigned sq, uint16_t wqe_idx, Kind kind);
   /// Posts the driver's own reject of a held node (no PD), or queues it for the next pump.
   void release(uint32_t cm_id, Node& n);
   Result<Completion> wait_sync(Lock& lk, unsigned sq, uint64_t ticket,

@@ -63,6 +63,12 @@ class ContextDiag {
   /// completion with poll() or wait(). kRingFull when that SQ has no free slot.
   Result<uint16_t> post_reject(uint32_t cm_id, std::span<const std::byte> pd,
                                const RejectOptions& opts = {});
+  /// post_reject() for a list, with one doorbell per SQ (Device::post_rejects). Every request
+  /// is checked as post_reject() checks it (a cm_id may appear once); the first bad one fails
+  /// the call, naming its position, with nothing posted. Returns the wqe_idx of each request
+  /// posted, in order: all, or a prefix when an SQ filled (the rest stay unposted and
+  /// unrejected). kRingFull when not even the first fits.
+  Result<std::vector<uint16_t>> post_rejects(std::span<const RejectRequest> reqs);
   /// The next completion of this object's post_reject()s, if any. Never one that a
   /// reject() in another thread is waiting for: that one goes to its caller.
   std::optional<Completion> poll();
@@ -79,6 +85,9 @@ class ContextDiag {
   Result<CmContext*> context_for(uint32_t cm_id);
   Result<uint16_t> post_locked(uint32_t cm_id, std::span<const std::byte> pd,
                                const RejectOptions& opts);
+  // post_reject's checks: the context to mark rejected once the WQE is posted.
+  Result<CmContext*> check_locked(uint32_t cm_id, std::span<const std::byte> pd,
+                                  const RejectOptions& opts);
   std::optional<Completion> claim(std::optional<uint32_t> key);
   static uint32_t wqe_key(unsigned sq, uint16_t wqe_idx) { return sq << 16 | wqe_idx; }
 

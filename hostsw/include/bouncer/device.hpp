@@ -298,6 +298,7 @@ struct StatValue {
 struct DeviceStats {
   uint64_t sq_posted = 0;
   uint64_t sq_pushed = 0;
+  uint64_t sq_doorbells = 0;  // SQ_DB writes (post_rejects rings one per SQ per list)
   uint64_t sq_completed = 0;
   uint64_t sq_errors = 0;
   uint64_t push_dropped = 0;     // completions with PSHDROP
@@ -424,6 +425,15 @@ class Device {
   /// Completion::sq = wqe.sq. kRingFull when that SQ has no free slot (the others may);
   /// kInvalidArgument when wqe.sq >= num_sq.
   Result<uint16_t> post_reject(const RejectWqe& wqe);
+  /// Several MPA_REJECT WQEs with one doorbell per SQ (irdma: post_send with the doorbell
+  /// left to the end of the list). Every WQE is checked first, as post_reject() checks it:
+  /// kInvalidArgument names the first bad one and nothing is posted; push is refused (a push
+  /// WQE carries its own doorbell). Then the WQEs are written in order until one does not
+  /// fit its SQ, and each SQ that got WQEs gets one SQ_DB with its new producer index.
+  /// Returns the wqe_idx of each WQE posted: all of `wqes`, or a prefix when an SQ filled
+  /// (the rest are not posted; post them again after reaping). Each posted WQE gets exactly
+  /// one completion. kRingFull when not even the first fits.
+  Result<std::vector<uint16_t>> post_rejects(std::span<const RejectWqe> wqes);
   /// An SQ NOP (completes with success, sends nothing) on SQ `sq`.
   Result<uint16_t> post_nop(uint64_t wr_id = 0, bool push = false, unsigned sq = 0);
   /// The next completion, or nullopt. Consumes the CQE and writes CQ_HEAD.
@@ -586,8 +596,15 @@ class Device {
     uint32_t outstanding = 0;
   };
 
+  // Writes the WQE into its ring (and the push page); rings SQ_DB unless ring_doorbell is
+  // false (post_rejects rings once per SQ after the list). A push always rings SQ_PUSH_DB.
   void publish_sq(unsigned sq, queues::WqeSlot slot, std::span<const std::byte> image, bool push,
-                  uint64_t wr_id, uint32_t cm_id);
+                  uint64_t wr_id, uint32_t cm_id, bool ring_doorbell = true);
+  // post_reject's argument checks (nothing written); mu_ held.
+  Result<void> check_reject_wqe(const RejectWqe& w) const;
+  // Builds the WQE of `w` (PD copied inline or into its buffer) and publishes it in `slot`.
+  void write_reject(const RejectWqe& w, queues::WqeSlot slot, const testing::RejectWqeFaults& x,
+                    bool doorbell);
   std::optional<Completion> reap_one();
   friend struct testing::DeviceFaults;
   Result<uint16_t> post_reject_with(const RejectWqe& wqe, const testing::RejectWqeFaults* faults);
