@@ -44,6 +44,7 @@
 // - PORT_MAC_LO/HI: the MAC the RX filter accepts with CM_ROUTE.PROMISC 0 (rw, reset 0);
 //   PORT_IP: the IPv4 destination the RX filter accepts when non-zero (rw, reset 0);
 //   STAT_RX_FILTERED / STAT_RX_STRAY count the CM engine's filter and no-connection drops.
+// - STAT_SYN_DROP_QUEUE: SYNs dropped at the RX port's full SYN queue.
 // Statistics counters wrap at 2^32.
 `default_nettype none
 module bouncer_axil_regs #(
@@ -165,7 +166,8 @@ module bouncer_axil_regs #(
   input  wire               stat_dma_wr_err,
   input  wire               stat_dma_timeout,
   input  wire               stat_rx_filtered,
-  input  wire               stat_rx_stray
+  input  wire               stat_rx_stray,
+  input  wire               stat_syn_drop_queue
 );
 
   // ------------------------------------------------------------------ write channel
@@ -230,7 +232,7 @@ module bouncer_axil_regs #(
   logic         cm_promisc_q;
   logic [47:0]  port_mac_q;
   logic [31:0]  port_ip_q;
-  logic [31:0]  st_rx_filt_q, st_rx_stray_q;
+  logic [31:0]  st_rx_filt_q, st_rx_stray_q, st_syn_dropq_q;
   logic [NUM_STAT_CM*32-1:0] st_cm_q;
   logic [31:0]  wr_merged_tick;
   logic         probe_en_q, probe_clr_q;
@@ -562,6 +564,7 @@ module bouncer_axil_regs #(
     if (stat_dma_timeout)   st_dma_to_q     <= st_dma_to_q + 32'd1;
     if (stat_rx_filtered)   st_rx_filt_q    <= st_rx_filt_q + 32'd1;
     if (stat_rx_stray)      st_rx_stray_q   <= st_rx_stray_q + 32'd1;
+    if (stat_syn_drop_queue) st_syn_dropq_q <= st_syn_dropq_q + 32'd1;
 
     // A reset, or CTRL.RESET carried out (soft_rst): the host-visible queue state goes back to
     // its reset values (the engines' own indices are reset with it); configuration,
@@ -637,6 +640,7 @@ module bouncer_axil_regs #(
       port_ip_q       <= '0;
       st_rx_filt_q    <= '0;
       st_rx_stray_q   <= '0;
+      st_syn_dropq_q  <= '0;
     end
   end
 
@@ -793,6 +797,7 @@ module bouncer_axil_regs #(
     rd_tab[rd_at(bouncer_regs_pkg::REG_PORT_IP) +: 32]          = port_ip_q;
     rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_RX_FILTERED) +: 32] = st_rx_filt_q;
     rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_RX_STRAY) +: 32]    = st_rx_stray_q;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_SYN_DROP_QUEUE) +: 32] = st_syn_dropq_q;
     rd_tab[rd_at(bouncer_regs_pkg::REG_PROBE_CTRL) +: 32] =
         32'(probe_en_q) << bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB;
     if (PROBES != 0) begin

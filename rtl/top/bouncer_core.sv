@@ -193,7 +193,7 @@ module bouncer_core #(
   logic [25:0]  st_cm_engine;           // bits 24/25: STAT_RX_FILTERED / STAT_RX_STRAY
   logic [47:0]  port_mac;
   logic [31:0]  port_ip;
-  logic         cm_ready, cm_busy, rx_good, rx_drop;
+  logic         cm_ready, cm_busy, rx_good, rx_drop, rx_syn_drop;
   logic         tx_frame_done;
   logic [15:0]  tx_frame_bytes;
   logic         ctrl_lb, rx_ovf;
@@ -241,11 +241,13 @@ module bouncer_core #(
     .probe_overflow(probe_ovf), .probe_lost,
     .dma_timeout, .stat_dma_rd_err(st_dma_rd_err), .stat_dma_wr_err(st_dma_wr_err),
     .stat_dma_timeout(st_dma_timeout),
-    .stat_rx_filtered(st_cm_engine[24]), .stat_rx_stray(st_cm_engine[25])
+    .stat_rx_filtered(st_cm_engine[24]), .stat_rx_stray(st_cm_engine[25]),
+    .stat_syn_drop_queue(rx_syn_drop)
   );
-  // RX_FRAMES (bit 0) and RX_OVERFLOW (bit 3) are counted at the RX FIFO; RX_OVERFLOW also
-  // counts the frames the loopback discards on s_axis_rx (rx_ovf, see the loopback section)
-  assign st_cm = st_cm_engine[23:0] | {20'd0, rx_ovf, 2'b00, rx_good || rx_drop};
+  // RX_FRAMES (bit 0) and RX_OVERFLOW (bit 3) are counted at the RX queues (SYN_DROP_QUEUE
+  // too); RX_OVERFLOW also counts the frames the loopback discards on s_axis_rx (rx_ovf, see
+  // the loopback section)
+  assign st_cm = st_cm_engine[23:0] | {20'd0, rx_ovf, 2'b00, rx_good || rx_drop || rx_syn_drop};
 
   // ------------------------------------------------------------------ DMA
   // read clients: 0 = control queue, 1 = SQ (WQEs), 2 = CM engine (reject PD)
@@ -385,16 +387,20 @@ module bouncer_core #(
   logic [DATA_W/8-1:0] rxi_tkeep;
   logic                rxi_tlast, rxi_tvalid;
 
-  // 16 KiB: a MAC cannot be stalled, so whole frames are dropped when the CM falls behind.
-  // Its s_axis_tready is constant 1 (so is s_axis_rx_tready).
-  bouncer_axis_frame_fifo #(.DATA_W(DATA_W), .DEPTH_LOG2((DATA_W == 64) ? 11 : 8)) u_rx_fifo (
+  // 16 KiB main queue and a 2 KiB SYN queue: a MAC cannot be stalled, so whole frames are
+  // dropped when the CM falls behind, new SYNs first (bouncer_rx_prio_fifo). Its
+  // s_axis_tready is constant 1 (so is s_axis_rx_tready).
+  bouncer_rx_prio_fifo #(
+    .DATA_W(DATA_W), .DEPTH_LOG2((DATA_W == 64) ? 11 : 8),
+    .SYN_DEPTH_LOG2((DATA_W == 64) ? 8 : 5)
+  ) u_rx_fifo (
     .clk, .rst(rst_e),
     .s_axis_tdata(rxi_tdata), .s_axis_tkeep(rxi_tkeep),
     .s_axis_tlast(rxi_tlast), .s_axis_tvalid(rxi_tvalid),
     .s_axis_tready(),
     .m_axis_tdata(rxf_tdata), .m_axis_tkeep(rxf_tkeep), .m_axis_tlast(rxf_tlast),
     .m_axis_tvalid(rxf_tvalid), .m_axis_tready(rxf_tready),
-    .drop_frame(rx_drop), .good_frame(rx_good)
+    .drop_frame(rx_drop), .syn_drop(rx_syn_drop), .good_frame(rx_good)
   );
 
   logic        rec_valid, rec_ready, rec_vlan, rec_tcp, rec_bad, rec_mss_present, rec_ws_present;

@@ -278,7 +278,7 @@ uint32_t FakeHal::read_reg(uint32_t off) {
       if (off >= r::ISN_KEY && off < r::ISN_KEY + 4 * r::ISN_KEY_COUNT) return 0;  // wo
       if ((off >= r::STAT_RX_FRAMES && off <= r::STAT_ACK_TX) ||
           (off >= r::STAT_DMA_RD_ERR && off <= r::STAT_DMA_TIMEOUT) || off == r::STAT_RX_FILTERED ||
-          off == r::STAT_RX_STRAY) {
+          off == r::STAT_RX_STRAY || off == r::STAT_SYN_DROP_QUEUE) {
         auto it = cm_stats.find(off);
         return it == cm_stats.end() ? 0 : it->second;
       }
