@@ -46,15 +46,17 @@ module bouncer_rx_syn_class #(
   // header bytes: 12/13 (EtherType or TPID), 14 (version/IHL untagged), 16/17 (inner
   // EtherType), 18 (version/IHL tagged), 23 (protocol untagged), 27 (protocol tagged)
   localparam int NHDR = 8;
-  localparam int HDR_OFF [NHDR] = '{12, 13, 14, 16, 17, 18, 23, 27};
+
+  localparam logic [8*NHDR-1:0] HDR_OFF =
+      {8'd27, 8'd23, 8'd18, 8'd17, 8'd16, 8'd14, 8'd13, 8'd12};   // byte h: HDR_OFF[8h +: 8]
 
   function automatic int cand_off(input bit vlan, input int i);
-    return (vlan ? 18 : 14) + 4 * (i + 5) + 13;
+    cand_off = (vlan ? 18 : 14) + 4 * (i + 5) + 13;
   endfunction
 
   // pure SYN: SYN (0x02) set; FIN (0x01), RST (0x04), ACK (0x10) clear
   function automatic logic pure_syn(input logic [7:0] f);
-    return (f & 8'h17) == 8'h02;
+    pure_syn = (f & 8'h17) == 8'h02;
   endfunction
 
   logic [BW-1:0]    beat_q, beat_d;
@@ -69,7 +71,8 @@ module bouncer_rx_syn_class #(
     // the header bytes: from this beat when it carries them, else as captured
     for (int h = 0; h < NHDR; h++) begin
       hdr[h] = hdr_q[h];
-      if (32'(beat_q) == HDR_OFF[h] / KB) hdr[h] = s_tdata[8 * (HDR_OFF[h] % KB) +: 8];
+      if (32'(beat_q) == 32'(HDR_OFF[8*h +: 8]) / KB)
+        hdr[h] = s_tdata[8 * (32'(HDR_OFF[8*h +: 8]) % KB) +: 8];
     end
     // candidate flag bytes seen so far, this beat included
     hit_u_d = hit_u_q;
