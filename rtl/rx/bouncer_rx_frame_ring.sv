@@ -5,7 +5,8 @@
 //
 // Write side (no ready: the port cannot be stalled): every beat is written speculatively at
 // the write pointer. A frame that finds the ring full (2**DEPTH_LOG2 beats stored, kept or
-// not) is rolled back to its start and the rest of it is discarded ("lost"). In the cycle
+// not; a beat read in the previous cycle still counts) is rolled back to its start and the
+// rest of it is discarded ("lost"). In the cycle
 // after a frame's tlast beat (pend = 1) the parent says with `take` whether the frame belongs
 // to this ring: taken and not lost, it becomes visible to the read side (kept = 1); otherwise
 // its beats are given back. The next frame's first beat may arrive in that same cycle; it is
@@ -53,26 +54,34 @@ module bouncer_rx_frame_ring #(
   logic [AW:0] base_q, base_d;   // end of the kept frames (start of the frame being written)
   logic [AW:0] rd_q;             // next beat to read from the RAM
   logic [AW:0] wr_eff, base_eff; // the pointers once the pending frame is settled
+  // Occupancies for the full test, wr - rd and base - rd, as registers so that the test is
+  // one bit (at most 2**AW + 1, bit AW set when full) chosen by the keep decision, with no
+  // subtraction after it. A RAM read is subtracted one cycle late (rd_dec_q): for that cycle
+  // the occupancy is one beat high, which can only make the test stricter.
+  logic [AW:0] occ_wr_q, occ_wr_d, occ_base_q, occ_base_d, occ_wr_eff, occ_base_eff;
+  logic        rd_dec_q;
   logic        pend_q, lost_q, dropping_q, dropping_d, pend_d, lost_d;
-  logic        keep, full, wr_en, ram_re, ram_v_q, rd_more;
-  logic        full_at_wr, full_at_base, more_to_wr, more_to_base;
+  logic        keep, give, full, wr_en, ram_re, ram_v_q, rd_more;
+  logic        more_to_wr, more_to_base;
 
   assign keep = pend_q && take && !lost_q;
+  assign give = pend_q && !keep;
 
-  // Both candidate pointer values are compared in parallel and the settled one chosen after.
-  assign full_at_wr   = (wr_q - rd_q) == (AW + 1)'(1 << AW);
-  assign full_at_base = (base_q - rd_q) == (AW + 1)'(1 << AW);
   assign more_to_wr   = rd_q != wr_q;
   assign more_to_base = rd_q != base_q;
 
   always_comb begin
-    wr_eff   = (pend_q && !keep) ? base_q : wr_q;
-    base_eff = keep ? wr_q : base_q;
-    full     = (pend_q && !keep) ? full_at_base : full_at_wr;
-    rd_more  = keep ? more_to_wr : more_to_base;
+    wr_eff       = give ? base_q : wr_q;
+    base_eff     = keep ? wr_q : base_q;
+    occ_wr_eff   = give ? occ_base_q : occ_wr_q;
+    occ_base_eff = keep ? occ_wr_q : occ_base_q;
+    full         = give ? occ_base_q[AW] : occ_wr_q[AW];
+    rd_more      = keep ? more_to_wr : more_to_base;
 
     wr_d       = wr_eff;
     base_d     = base_eff;
+    occ_wr_d   = occ_wr_eff - (AW + 1)'(rd_dec_q);
+    occ_base_d = occ_base_eff - (AW + 1)'(rd_dec_q);
     dropping_d = dropping_q;
     pend_d     = 1'b0;
     lost_d     = 1'b0;
@@ -86,13 +95,15 @@ module bouncer_rx_frame_ring #(
         end
       end else if (full) begin
         wr_d       = base_eff;
+        occ_wr_d   = occ_base_eff - (AW + 1)'(rd_dec_q);
         dropping_d = !s_tlast;
         pend_d     = s_tlast;
         lost_d     = s_tlast;
       end else begin
-        wr_en = 1'b1;
-        wr_d  = wr_eff + 1'b1;
-        pend_d = s_tlast;
+        wr_en    = 1'b1;
+        wr_d     = wr_eff + 1'b1;
+        occ_wr_d = occ_wr_eff + 1'b1 - (AW + 1)'(rd_dec_q);
+        pend_d   = s_tlast;
       end
     end
   end
@@ -114,6 +125,9 @@ module bouncer_rx_frame_ring #(
     if (ram_re) rd_q <= rd_q + 1'b1;
     wr_q       <= wr_d;
     base_q     <= base_d;
+    occ_wr_q   <= occ_wr_d;
+    occ_base_q <= occ_base_d;
+    rd_dec_q   <= ram_re;
     dropping_q <= dropping_d;
     pend_q     <= pend_d;
     lost_q     <= lost_d;
@@ -122,6 +136,9 @@ module bouncer_rx_frame_ring #(
       rd_q       <= '0;
       wr_q       <= '0;
       base_q     <= '0;
+      occ_wr_q   <= '0;
+      occ_base_q <= '0;
+      rd_dec_q   <= 1'b0;
       dropping_q <= 1'b0;
       pend_q     <= 1'b0;
       lost_q     <= 1'b0;
@@ -141,6 +158,9 @@ module bouncer_rx_frame_ring #(
       // never more beats stored than the ring holds, and kept beats never pass the writer
       assert ((wr_q - rd_q) <= (AW + 1)'(1 << AW));
       assert ((base_q - rd_q) <= (wr_q - rd_q));
+      // the occupancies are the pointer differences, plus a read not yet subtracted
+      assert (occ_wr_q == wr_q - rd_q + (AW + 1)'(rd_dec_q));
+      assert (occ_base_q == base_q - rd_q + (AW + 1)'(rd_dec_q));
       // the read register is taken only when it holds a beat
       if (rd_take) assert (ram_v_q);
       // a lost frame is only reported with its end
