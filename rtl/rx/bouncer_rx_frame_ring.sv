@@ -53,59 +53,159 @@ module bouncer_rx_frame_ring #(
   logic [AW:0] wr_q, wr_d;       // speculative write pointer (end of the pending frame)
   logic [AW:0] base_q, base_d;   // end of the kept frames (start of the frame being written)
   logic [AW:0] rd_q;             // next beat to read from the RAM
-  logic [AW:0] wr_eff, base_eff; // the pointers once the pending frame is settled
+  logic [AW-1:0] wr_eff;         // the RAM address once the pending frame is settled
   // Occupancies for the full test, wr - rd and base - rd, as registers so that the test is
   // one bit (at most 2**AW + 1, bit AW set when full) chosen by the keep decision, with no
   // subtraction after it. A RAM read is subtracted one cycle late (rd_dec_q): for that cycle
   // the occupancy is one beat high, which can only make the test stricter.
-  logic [AW:0] occ_wr_q, occ_wr_d, occ_base_q, occ_base_d, occ_wr_eff, occ_base_eff;
+  logic [AW:0] occ_wr_q, occ_wr_d, occ_base_q, occ_base_d;
   logic        rd_dec_q;
   logic        pend_q, lost_q, dropping_q, dropping_d, pend_d, lost_d;
-  logic        keep, give, full, wr_en, ram_re, ram_v_q, rd_more;
+  logic        keep, wr_en, ram_re, ram_v_q, rd_more;
   logic        more_to_wr, more_to_base;
 
   assign keep = pend_q && take && !lost_q;
-  assign give = pend_q && !keep;
+
+  // the candidate sums, from registers only
+  logic [AW:0] wr_p1, base_p1, occ_wr_m, occ_base_m, occ_wr_p1m, occ_base_p1m;
+  assign wr_p1        = wr_q + 1'b1;
+  assign base_p1      = base_q + 1'b1;
+  assign occ_wr_m     = occ_wr_q - (AW + 1)'(rd_dec_q);
+  assign occ_base_m   = occ_base_q - (AW + 1)'(rd_dec_q);
+  assign occ_wr_p1m   = occ_wr_q + 1'b1 - (AW + 1)'(rd_dec_q);
+  assign occ_base_p1m = occ_base_q + 1'b1 - (AW + 1)'(rd_dec_q);
 
   assign more_to_wr   = rd_q != wr_q;
   assign more_to_base = rd_q != base_q;
 
-  always_comb begin
-    wr_eff       = give ? base_q : wr_q;
-    base_eff     = keep ? wr_q : base_q;
-    occ_wr_eff   = give ? occ_base_q : occ_wr_q;
-    occ_base_eff = keep ? occ_wr_q : occ_base_q;
-    full         = give ? occ_base_q[AW] : occ_wr_q[AW];
-    rd_more      = keep ? more_to_wr : more_to_base;
+  // The next state for each way the pending frame can settle, computed in parallel from
+  // registers and the port (case 0: nothing pending, 1: kept, 2: given back), then one case
+  // chosen by pend_q, lost_q and `take`. `take` (the frame's class, a register in the parent)
+  // is thus only the last select in front of each register (depth budget), and every sum is
+  // formed from registers before any select.
+  // case c = 0: nothing pending; 1: the pending frame is kept; 2: it is given back
+  logic [AW:0] n0_wr_eff, n0_wr_d, n0_base_d, n0_occ_wr_d, n0_occ_base_d;
+  logic        n0_dropping_d, n0_pend_d, n0_lost_d, n0_wr_en, n0_rd_more;
+  logic [AW:0] n1_wr_eff, n1_wr_d, n1_base_d, n1_occ_wr_d, n1_occ_base_d;
+  logic        n1_dropping_d, n1_pend_d, n1_lost_d, n1_wr_en, n1_rd_more;
+  logic [AW:0] n2_wr_eff, n2_wr_d, n2_base_d, n2_occ_wr_d, n2_occ_base_d;
+  logic        n2_dropping_d, n2_pend_d, n2_lost_d, n2_wr_en, n2_rd_more;
 
-    wr_d       = wr_eff;
-    base_d     = base_eff;
-    occ_wr_d   = occ_wr_eff - (AW + 1)'(rd_dec_q);
-    occ_base_d = occ_base_eff - (AW + 1)'(rd_dec_q);
-    dropping_d = dropping_q;
-    pend_d     = 1'b0;
-    lost_d     = 1'b0;
-    wr_en      = 1'b0;
+  always_comb begin
+    n0_wr_eff     = 1'b0 ? base_q : wr_q;
+    n0_rd_more    = 1'b0 ? more_to_wr : more_to_base;
+    n0_wr_d       = n0_wr_eff;
+    n0_base_d     = 1'b0 ? wr_q : base_q;
+    n0_occ_wr_d   = 1'b0 ? occ_base_m : occ_wr_m;
+    n0_occ_base_d = 1'b0 ? occ_wr_m : occ_base_m;
+    n0_dropping_d = dropping_q;
+    n0_pend_d     = 1'b0;
+    n0_lost_d     = 1'b0;
+    n0_wr_en      = 1'b0;
     if (s_tvalid) begin
       if (dropping_q) begin
         if (s_tlast) begin
-          dropping_d = 1'b0;
-          pend_d     = 1'b1;
-          lost_d     = 1'b1;
+          n0_dropping_d = 1'b0;
+          n0_pend_d     = 1'b1;
+          n0_lost_d     = 1'b1;
         end
-      end else if (full) begin
-        wr_d       = base_eff;
-        occ_wr_d   = occ_base_eff - (AW + 1)'(rd_dec_q);
-        dropping_d = !s_tlast;
-        pend_d     = s_tlast;
-        lost_d     = s_tlast;
+      end else if (1'b0 ? occ_base_q[AW] : occ_wr_q[AW]) begin   // full
+        n0_wr_d       = 1'b0 ? wr_q : base_q;
+        n0_occ_wr_d   = 1'b0 ? occ_wr_m : occ_base_m;
+        n0_dropping_d = !s_tlast;
+        n0_pend_d     = s_tlast;
+        n0_lost_d     = s_tlast;
       end else begin
-        wr_en    = 1'b1;
-        wr_d     = wr_eff + 1'b1;
-        occ_wr_d = occ_wr_eff + 1'b1 - (AW + 1)'(rd_dec_q);
-        pend_d   = s_tlast;
+        n0_wr_en    = 1'b1;
+        n0_wr_d     = 1'b0 ? base_p1 : wr_p1;
+        n0_occ_wr_d = 1'b0 ? occ_base_p1m : occ_wr_p1m;
+        n0_pend_d   = s_tlast;
       end
     end
+  end
+
+  always_comb begin
+    n1_wr_eff     = 1'b0 ? base_q : wr_q;
+    n1_rd_more    = 1'b1 ? more_to_wr : more_to_base;
+    n1_wr_d       = n1_wr_eff;
+    n1_base_d     = 1'b1 ? wr_q : base_q;
+    n1_occ_wr_d   = 1'b0 ? occ_base_m : occ_wr_m;
+    n1_occ_base_d = 1'b1 ? occ_wr_m : occ_base_m;
+    n1_dropping_d = dropping_q;
+    n1_pend_d     = 1'b0;
+    n1_lost_d     = 1'b0;
+    n1_wr_en      = 1'b0;
+    if (s_tvalid) begin
+      if (dropping_q) begin
+        if (s_tlast) begin
+          n1_dropping_d = 1'b0;
+          n1_pend_d     = 1'b1;
+          n1_lost_d     = 1'b1;
+        end
+      end else if (1'b0 ? occ_base_q[AW] : occ_wr_q[AW]) begin   // full
+        n1_wr_d       = 1'b1 ? wr_q : base_q;
+        n1_occ_wr_d   = 1'b1 ? occ_wr_m : occ_base_m;
+        n1_dropping_d = !s_tlast;
+        n1_pend_d     = s_tlast;
+        n1_lost_d     = s_tlast;
+      end else begin
+        n1_wr_en    = 1'b1;
+        n1_wr_d     = 1'b0 ? base_p1 : wr_p1;
+        n1_occ_wr_d = 1'b0 ? occ_base_p1m : occ_wr_p1m;
+        n1_pend_d   = s_tlast;
+      end
+    end
+  end
+
+  always_comb begin
+    n2_wr_eff     = 1'b1 ? base_q : wr_q;
+    n2_rd_more    = 1'b0 ? more_to_wr : more_to_base;
+    n2_wr_d       = n2_wr_eff;
+    n2_base_d     = 1'b0 ? wr_q : base_q;
+    n2_occ_wr_d   = 1'b1 ? occ_base_m : occ_wr_m;
+    n2_occ_base_d = 1'b0 ? occ_wr_m : occ_base_m;
+    n2_dropping_d = dropping_q;
+    n2_pend_d     = 1'b0;
+    n2_lost_d     = 1'b0;
+    n2_wr_en      = 1'b0;
+    if (s_tvalid) begin
+      if (dropping_q) begin
+        if (s_tlast) begin
+          n2_dropping_d = 1'b0;
+          n2_pend_d     = 1'b1;
+          n2_lost_d     = 1'b1;
+        end
+      end else if (1'b1 ? occ_base_q[AW] : occ_wr_q[AW]) begin   // full
+        n2_wr_d       = 1'b0 ? wr_q : base_q;
+        n2_occ_wr_d   = 1'b0 ? occ_wr_m : occ_base_m;
+        n2_dropping_d = !s_tlast;
+        n2_pend_d     = s_tlast;
+        n2_lost_d     = s_tlast;
+      end else begin
+        n2_wr_en    = 1'b1;
+        n2_wr_d     = 1'b1 ? base_p1 : wr_p1;
+        n2_occ_wr_d = 1'b1 ? occ_base_p1m : occ_wr_p1m;
+        n2_pend_d   = s_tlast;
+      end
+    end
+  end
+
+  // the case: nothing pending (0), kept (1) or given back (2); `take` is the last select
+  logic [1:0] cs;
+  always_comb begin
+    if (!pend_q)     cs = 2'd0;
+    else if (lost_q) cs = 2'd2;
+    else             cs = take ? 2'd1 : 2'd2;
+    wr_eff = (cs == 2'd0) ? n0_wr_eff[AW-1:0] : (cs == 2'd1) ? n1_wr_eff[AW-1:0] : n2_wr_eff[AW-1:0];
+    rd_more = (cs == 2'd0) ? n0_rd_more : (cs == 2'd1) ? n1_rd_more : n2_rd_more;
+    wr_d = (cs == 2'd0) ? n0_wr_d : (cs == 2'd1) ? n1_wr_d : n2_wr_d;
+    base_d = (cs == 2'd0) ? n0_base_d : (cs == 2'd1) ? n1_base_d : n2_base_d;
+    occ_wr_d = (cs == 2'd0) ? n0_occ_wr_d : (cs == 2'd1) ? n1_occ_wr_d : n2_occ_wr_d;
+    occ_base_d = (cs == 2'd0) ? n0_occ_base_d : (cs == 2'd1) ? n1_occ_base_d : n2_occ_base_d;
+    dropping_d = (cs == 2'd0) ? n0_dropping_d : (cs == 2'd1) ? n1_dropping_d : n2_dropping_d;
+    pend_d = (cs == 2'd0) ? n0_pend_d : (cs == 2'd1) ? n1_pend_d : n2_pend_d;
+    lost_d = (cs == 2'd0) ? n0_lost_d : (cs == 2'd1) ? n1_lost_d : n2_lost_d;
+    wr_en = (cs == 2'd0) ? n0_wr_en : (cs == 2'd1) ? n1_wr_en : n2_wr_en;
   end
 
   // ------------------------------------------------------------------ RAM
@@ -113,7 +213,7 @@ module bouncer_rx_frame_ring #(
   logic [EW-1:0] ram_q;
 
   always_ff @(posedge clk) begin
-    if (wr_en) mem[wr_eff[AW-1:0]] <= {s_tlast, s_tkeep, s_tdata};
+    if (wr_en) mem[wr_eff] <= {s_tlast, s_tkeep, s_tdata};
     if (ram_re) ram_q <= mem[rd_q[AW-1:0]];
   end
 

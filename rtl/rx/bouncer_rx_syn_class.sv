@@ -18,6 +18,10 @@
 // (EtherType, version/IHL, protocol) are captured as they pass. At the tlast beat the selected
 // candidate, the header checks and the current beat's bytes (which may hold all of them at
 // 512 bits) give the class, registered. Beat numbers saturate after the last candidate beat.
+// At 64 bits no frame of 28 bytes or more has a header byte or its flags byte in its tlast beat
+// (the flags byte sits at lane 3 or 7, and 6 more TCP header bytes follow it), so the class is
+// taken from the registered bytes alone: the RX port's data is then not in front of the
+// candidate selection (depth budget). Shorter frames are runts the parser drops anyway.
 `default_nettype none
 module bouncer_rx_syn_class #(
   parameter int DATA_W = 64
@@ -46,6 +50,8 @@ module bouncer_rx_syn_class #(
   // header bytes: 12/13 (EtherType or TPID), 14 (version/IHL untagged), 16/17 (inner
   // EtherType), 18 (version/IHL tagged), 23 (protocol untagged), 27 (protocol tagged)
   localparam int NHDR = 8;
+  // the class from the bytes of earlier beats only (see the header)
+  localparam bit FROM_REGS = (KB == 8);
 
   localparam logic [8*NHDR-1:0] HDR_OFF =
       {8'd27, 8'd23, 8'd18, 8'd17, 8'd16, 8'd14, 8'd13, 8'd12};   // byte h: HDR_OFF[8h +: 8]
@@ -63,6 +69,8 @@ module bouncer_rx_syn_class #(
   logic [NCAND-1:0] hit_u_q, hit_u_d, hit_t_q, hit_t_d;   // untagged / tagged candidates
   logic [7:0]       hdr_q [NHDR];
   logic [7:0]       hdr   [NHDR];   // header bytes as of the current beat
+  logic [7:0]       hsel  [NHDR];   // the header bytes the class is taken from
+  logic [NCAND-1:0] hit_u_sel, hit_t_sel;
   logic             syn_d, cls_v_q, cls_syn_q;
   logic             u_ok, t_ok, u_hit, t_hit;
   logic [3:0]       ihl_u, ihl_t;
@@ -85,16 +93,19 @@ module bouncer_rx_syn_class #(
           pure_syn(s_tdata[8 * (cand_off(1'b1, i) % KB) +: 8]))
         hit_t_d[i] = 1'b1;
     end
-    ihl_u = hdr[2][3:0];
-    ihl_t = hdr[5][3:0];
-    u_ok  = hdr[0] == 8'h08 && hdr[1] == 8'h00 && hdr[2][7:4] == 4'd4 && hdr[6] == 8'd6;
-    t_ok  = hdr[0] == 8'h81 && hdr[1] == 8'h00 && hdr[3] == 8'h08 && hdr[4] == 8'h00 &&
-            hdr[5][7:4] == 4'd4 && hdr[7] == 8'd6;
+    for (int h = 0; h < NHDR; h++) hsel[h] = FROM_REGS ? hdr_q[h] : hdr[h];
+    hit_u_sel = FROM_REGS ? hit_u_q : hit_u_d;
+    hit_t_sel = FROM_REGS ? hit_t_q : hit_t_d;
+    ihl_u = hsel[2][3:0];
+    ihl_t = hsel[5][3:0];
+    u_ok  = hsel[0] == 8'h08 && hsel[1] == 8'h00 && hsel[2][7:4] == 4'd4 && hsel[6] == 8'd6;
+    t_ok  = hsel[0] == 8'h81 && hsel[1] == 8'h00 && hsel[3] == 8'h08 && hsel[4] == 8'h00 &&
+            hsel[5][7:4] == 4'd4 && hsel[7] == 8'd6;
     u_hit = 1'b0;
     t_hit = 1'b0;
     for (int i = 0; i < NCAND; i++) begin
-      if (ihl_u == 4'(i + 5) && hit_u_d[i]) u_hit = 1'b1;
-      if (ihl_t == 4'(i + 5) && hit_t_d[i]) t_hit = 1'b1;
+      if (ihl_u == 4'(i + 5) && hit_u_sel[i]) u_hit = 1'b1;
+      if (ihl_t == 4'(i + 5) && hit_t_sel[i]) t_hit = 1'b1;
     end
     syn_d = (u_ok && u_hit) || (t_ok && t_hit);
 
