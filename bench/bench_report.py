@@ -380,6 +380,7 @@ def perf_md(args, lat, tput, meta, sw, ceil, pngs, probe_cost=None, storm=None,
                       "met" if max(costs) <= 1.5 else "**missed**",
                       f"{min(costs):.2f}x – {max(costs):.2f}x over the bench processes"])
     V.append(storm_report.verdict(storm or []))
+    V.append(storm_report.verdict_overload(storm or []))
     ar = [r for r in lat if r["stage"] == "auto_mpa_req_to_first_beat"]
     if ar:
         worst = max(ar, key=lambda r: r["max"])

@@ -54,14 +54,14 @@ fi
 case $mode in
   full)
     widths="64 512" mems="0 100 200 500" pds=0,4,16,64,128,255,512 outs=1,8,64 samples=64
-    sw_time=0.2 rx_pds=0,4,16,64,128,255 rx_samples=8 storm_peers=4000
+    sw_time=0.2 rx_pds=0,4,16,64,128,255 rx_samples=8 storm_peers=4000 storm_cap_peers=1000
     sq_mems="0 200" sq_pds=0,64,255 sq_outs=8,64 ;;
   quick)
     widths="64 512" mems="0 200" pds=0,16,64,255,512 outs=1,8,64 samples=16 sw_time=0.05
-    rx_pds=0,64,255 rx_samples=4 storm_peers=1000 sq_mems="200" sq_pds=0,64 sq_outs=8,64 ;;
+    rx_pds=0,64,255 rx_samples=4 storm_peers=1000 storm_cap_peers=1000 sq_mems="200" sq_pds=0,64 sq_outs=8,64 ;;
   tiny)
     widths="64 512" mems="200" pds=0,64 outs=1,4 samples=8 sw_time=0.01 rx_pds=0,64 rx_samples=2
-    storm_peers=60 sq_mems="200" sq_pds=0 sq_outs=4 ;;
+    storm_peers=60 storm_cap_peers=60 sq_mems="200" sq_pds=0 sq_outs=4 ;;
 esac
 sweep="$mode: width {${widths// /,}}, memory latency {${mems// /,}}, PD {$pds}, rev {1,2}, paths push/dma_inline/dma_buffer, outstanding {$outs}, SQs 1, at least $samples samples per point (2 x outstanding when larger); SQs 4: paths push/dma_buffer, memory latency {${sq_mems// /,}}, PD {$sq_pds}, outstanding {$sq_outs}; RX side: PD {$rx_pds}, $rx_samples connections per point"
 
@@ -72,7 +72,8 @@ mkdir -p "$raw"
 jobs=${BOUNCER_BENCH_JOBS:-1}
 # The sweep's processes in a fixed order; a shard takes every N-th from its index on.
 cmds=() produces=()
-task() { cmds+=("$1"); produces+=("$2"); }
+# task COMMAND OUTPUT...: one process of the sweep and the files it writes into $raw
+task() { cmds+=("$1"); shift; produces+=("$*"); }
 for w in $widths; do
   for m in $mems; do
     task "$bin/cosim_bench --width $w --mem-latency $m --pd $pds --outstanding $outs --samples $samples --out $raw/cosim_w${w}_m${m}.jsonl" "cosim_w${w}_m${m}.jsonl"
@@ -92,13 +93,16 @@ for w in 64 512; do
   iv=$([ "$w" = 64 ] && echo 25 || echo 32)
   for sm in auto host; do
     task "$bin/storm_bench --width $w --mode $sm --peers $storm_peers --interval $iv --sample 4000 --out $raw/storm_w${w}_$sm.json" "storm_w${w}_$sm.json"
+    # the same at 2x and 10x the run's own capacity (measured first by the script)
+    task "python3 $root/bench/storm_sweep.py --bin $bin/storm_bench --width $w --mode $sm --peers $storm_peers --cap-peers $storm_cap_peers --out-dir $raw" "storm_w${w}_${sm}_x2.json" "storm_w${w}_${sm}_x10.json"
   done
 done
 mine=() expect=()
 for i in "${!cmds[@]}"; do
   if [ $((i % shards)) -eq $((shard - 1)) ]; then
     mine+=("${cmds[$i]}")
-    expect+=("${produces[$i]}")
+    read -r -a outs <<<"${produces[$i]}"
+    expect+=("${outs[@]}")
   fi
 done
 echo "== co-simulation sweep ($mode, slice $shard/$shards: ${#mine[@]} of ${#cmds[@]} processes), $jobs process(es) at a time"

@@ -40,6 +40,8 @@ blocks=(
   "bouncer_id_alloc||packages cm"
   "bouncer_id_alloc|-GID_W=16|packages cm"
   "bouncer_listener_table||packages cm"
+  "bouncer_rx_prio_fifo|-GDATA_W=64|packages rx"
+  "bouncer_rx_prio_fifo|-GDATA_W=512|packages rx"
   "bouncer_axis_frame_fifo|-GDATA_W=64|common"
   "bouncer_axis_frame_fifo|-GDATA_W=512|common"
   "bouncer_tx_arb|-GDATA_W=64|packages common tx"

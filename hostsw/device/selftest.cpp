@@ -172,6 +172,7 @@ std::map<uint32_t, CounterWant> expected_counters(uint32_t tx_bytes, bool push, 
   w[r::STAT_RX_FILTERED] = {
       0, "the self-test turns the destination filters off (PROMISC 1, PORT_IP 0)"};
   w[r::STAT_OOW] = {0, "no frame may hit a connection"};
+  w[r::STAT_SYN_DROP_QUEUE] = {0, "no SYN is looped back, so none can be dropped at the SYN queue"};
   w[r::STAT_FIN_TX] = {1, "reject B (IRDMA policy) carries the FIN"};
   w[r::STAT_CLOSED] = {0, "host-written contexts are never freed by the engine"};
   w[r::STAT_EVENTS] = {0, "no event may be written for host-written contexts or stray segments"};

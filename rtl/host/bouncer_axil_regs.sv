@@ -49,6 +49,7 @@
 // - CAP_*: the capture ring's registers (bouncer_capture holds the ring): CAP_CTRL.FREEZE and
 //   CAP_INDEX are plain rw registers (reset 0), CAP_CTRL.CLEAR writes give a one-cycle
 //   cap_clear pulse; CAP_STATUS and the frame's fields come from the core (flops there).
+// - STAT_SYN_DROP_QUEUE: SYNs dropped at the RX port's full SYN queue.
 // Statistics counters wrap at 2^32.
 `default_nettype none
 module bouncer_axil_regs #(
@@ -184,7 +185,8 @@ module bouncer_axil_regs #(
   input  wire  [15:0]       cap_len,
   input  wire  [63:0]       cap_stamp,
   input  wire  [31:0]       cap_end,
-  input  wire  [31:0]       cap_data
+  input  wire  [31:0]       cap_data,
+  input  wire               stat_syn_drop_queue
 );
 
   // ------------------------------------------------------------------ write channel
@@ -253,6 +255,7 @@ module bouncer_axil_regs #(
   logic [31:0]  st_arp_rep_q, st_arp_drop_q;
   logic         cap_freeze_q, cap_clr_q;
   logic [31:0]  cap_index_q;
+  logic [31:0]  st_syn_dropq_q;
   logic [NUM_STAT_CM*32-1:0] st_cm_q;
   logic [31:0]  wr_merged_tick;
   logic         probe_en_q, probe_clr_q;
@@ -602,6 +605,7 @@ module bouncer_axil_regs #(
     if (stat_evt_coalesced) st_evt_coal_q   <= st_evt_coal_q + 32'd1;
     if (stat_arp_replied)   st_arp_rep_q    <= st_arp_rep_q + 32'd1;
     if (stat_arp_dropped)   st_arp_drop_q   <= st_arp_drop_q + 32'd1;
+    if (stat_syn_drop_queue) st_syn_dropq_q <= st_syn_dropq_q + 32'd1;
 
     // A reset, or CTRL.RESET carried out (soft_rst): the host-visible queue state goes back to
     // its reset values (the engines' own indices are reset with it); configuration,
@@ -684,6 +688,7 @@ module bouncer_axil_regs #(
       cap_freeze_q    <= 1'b0;
       cap_clr_q       <= 1'b0;
       cap_index_q     <= '0;
+      st_syn_dropq_q  <= '0;
     end
   end
 
@@ -853,6 +858,7 @@ module bouncer_axil_regs #(
     rd_tab[rd_at(bouncer_regs_pkg::REG_CAP_STAMP_HI) +: 32] = cap_stamp[63:32];
     rd_tab[rd_at(bouncer_regs_pkg::REG_CAP_END_LO) +: 32]   = cap_end;
     rd_tab[rd_at(bouncer_regs_pkg::REG_CAP_DATA) +: 32]     = cap_data;
+    rd_tab[rd_at(bouncer_regs_pkg::REG_STAT_SYN_DROP_QUEUE) +: 32] = st_syn_dropq_q;
     rd_tab[rd_at(bouncer_regs_pkg::REG_PROBE_CTRL) +: 32] =
         32'(probe_en_q) << bouncer_regs_pkg::REG_PROBE_CTRL_ENABLE_LSB;
     if (PROBES != 0) begin

@@ -210,6 +210,7 @@ package bouncer_regs_pkg;
   localparam logic [15:0] REG_STAT_RX_STRAY = 16'h0374;
   localparam logic [15:0] REG_STAT_AEQ_REFUSED = 16'h0380;
   localparam logic [15:0] REG_STAT_EVT_COALESCED = 16'h0384;
+  localparam logic [15:0] REG_STAT_SYN_DROP_QUEUE = 16'h0388;
   localparam logic [15:0] REG_PROBE_CTRL = 16'h0400;
   localparam logic [15:0] REG_PROBE_STATUS = 16'h0404;
   localparam logic [15:0] REG_PROBE_LOST = 16'h0408;

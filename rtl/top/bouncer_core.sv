@@ -201,7 +201,7 @@ module bouncer_core #(
                                         // STAT_AEQ_REFUSED, STAT_EVT_COALESCED
   logic [47:0]  port_mac;
   logic [31:0]  port_ip;
-  logic         cm_ready, cm_busy, rx_good, rx_drop;
+  logic         cm_ready, cm_busy, rx_good, rx_drop, rx_syn_drop;
   logic         tx_frame_done;
   logic [15:0]  tx_frame_bytes;
   logic         ctrl_lb, rx_ovf;
@@ -257,11 +257,13 @@ module bouncer_core #(
     .stat_rx_filtered(st_cm_engine[24]), .stat_rx_stray(st_cm_engine[25]),
     .stat_aeq_refused(st_cm_engine[26]), .stat_evt_coalesced(st_cm_engine[27]),
     .stat_arp_replied(st_arp_replied), .stat_arp_dropped(st_arp_dropped),
-    .cap_freeze, .cap_clear, .cap_index, .cap_status, .cap_len, .cap_stamp, .cap_end, .cap_data
+    .cap_freeze, .cap_clear, .cap_index, .cap_status, .cap_len, .cap_stamp, .cap_end, .cap_data,
+    .stat_syn_drop_queue(rx_syn_drop)
   );
-  // RX_FRAMES (bit 0) and RX_OVERFLOW (bit 3) are counted at the RX FIFO; RX_OVERFLOW also
-  // counts the frames the loopback discards on s_axis_rx (rx_ovf, see the loopback section)
-  assign st_cm = st_cm_engine[23:0] | {20'd0, rx_ovf, 2'b00, rx_good || rx_drop};
+  // RX_FRAMES (bit 0) and RX_OVERFLOW (bit 3) are counted at the RX queues (SYN_DROP_QUEUE
+  // too); RX_OVERFLOW also counts the frames the loopback discards on s_axis_rx (rx_ovf, see
+  // the loopback section)
+  assign st_cm = st_cm_engine[23:0] | {20'd0, rx_ovf, 2'b00, rx_good || rx_drop || rx_syn_drop};
 
   // ------------------------------------------------------------------ DMA
   // read clients: 0 = control queue, 1 = SQ (WQEs), 2 = CM engine (reject PD)
@@ -414,16 +416,20 @@ module bouncer_core #(
   logic [DATA_W/8-1:0] rxi_tkeep;
   logic                rxi_tlast, rxi_tvalid;
 
-  // 16 KiB: a MAC cannot be stalled, so whole frames are dropped when the CM falls behind.
-  // Its s_axis_tready is constant 1 (so is s_axis_rx_tready).
-  bouncer_axis_frame_fifo #(.DATA_W(DATA_W), .DEPTH_LOG2((DATA_W == 64) ? 11 : 8)) u_rx_fifo (
+  // 16 KiB main queue and a 2 KiB SYN queue: a MAC cannot be stalled, so whole frames are
+  // dropped when the CM falls behind, new SYNs first (bouncer_rx_prio_fifo). Its
+  // s_axis_tready is constant 1 (so is s_axis_rx_tready).
+  bouncer_rx_prio_fifo #(
+    .DATA_W(DATA_W), .DEPTH_LOG2((DATA_W == 64) ? 11 : 8),
+    .SYN_DEPTH_LOG2((DATA_W == 64) ? 8 : 5)
+  ) u_rx_fifo (
     .clk, .rst(rst_e),
     .s_axis_tdata(rxi_tdata), .s_axis_tkeep(rxi_tkeep),
     .s_axis_tlast(rxi_tlast), .s_axis_tvalid(rxi_tvalid),
     .s_axis_tready(),
     .m_axis_tdata(rxf_tdata), .m_axis_tkeep(rxf_tkeep), .m_axis_tlast(rxf_tlast),
     .m_axis_tvalid(rxf_tvalid), .m_axis_tready(rxf_tready),
-    .drop_frame(rx_drop), .good_frame(rx_good)
+    .drop_frame(rx_drop), .syn_drop(rx_syn_drop), .good_frame(rx_good)
   );
 
   logic        rec_valid, rec_ready, rec_vlan, rec_tcp, rec_bad, rec_mss_present, rec_ws_present;

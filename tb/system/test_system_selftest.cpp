@@ -78,7 +78,7 @@ TEST_P(Selftest, PassesAndLeavesThePortQuiet) {
       EXPECT_TRUE(rep->loopback_restored);
       EXPECT_EQ(rep->caps.data_bytes, GetParam() / 8);
       EXPECT_EQ(rep->frames.size(), 4u);
-      EXPECT_EQ(rep->checks.size(), 61u);  // 3 of them the STAT_DMA_* counters
+      EXPECT_EQ(rep->checks.size(), 62u);  // 3 of them the STAT_DMA_* counters
       EXPECT_EQ((*dev)->read_tcp(), tcp) << "CM_ROUTE, PORT_MAC and PORT_IP as before";
     }
     EXPECT_EQ(hal.read32(R::reg::CTRL), R::field::CTRL::ENABLE.mask());

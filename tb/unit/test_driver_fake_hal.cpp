@@ -279,7 +279,8 @@ uint32_t FakeHal::read_reg(uint32_t off) {
       if ((off >= r::STAT_RX_FRAMES && off <= r::STAT_ACK_TX) ||
           (off >= r::STAT_DMA_RD_ERR && off <= r::STAT_DMA_TIMEOUT) || off == r::STAT_RX_FILTERED ||
           off == r::STAT_RX_STRAY || off == r::STAT_AEQ_REFUSED || off == r::STAT_EVT_COALESCED ||
-          off == r::STAT_ARP_REPLIED || off == r::STAT_ARP_DROPPED) {
+          off == r::STAT_ARP_REPLIED || off == r::STAT_ARP_DROPPED ||
+          off == r::STAT_SYN_DROP_QUEUE) {
         auto it = cm_stats.find(off);
         return it == cm_stats.end() ? 0 : it->second;
       }

@@ -553,46 +553,55 @@ TEST(AxilRegs, EachStatBitCountsItsOwnCounter) {
 }
 
 // The CM counters outside the stat_cm block (STAT_RX_FILTERED, STAT_RX_STRAY,
-// STAT_AEQ_REFUSED, STAT_EVT_COALESCED) count their own pulses only, and stat_cm never moves
-// them.
+// STAT_AEQ_REFUSED, STAT_EVT_COALESCED, STAT_SYN_DROP_QUEUE) count their own pulses only, and
+// stat_cm never moves them.
 TEST(AxilRegs, RxFilteredAndStrayCounters) {
   Regs r;
   EXPECT_EQ(r.read(reg::STAT_RX_FILTERED), 0u);
   EXPECT_EQ(r.read(reg::STAT_RX_STRAY), 0u);
   EXPECT_EQ(r.read(reg::STAT_AEQ_REFUSED), 0u);
   EXPECT_EQ(r.read(reg::STAT_EVT_COALESCED), 0u);
+  EXPECT_EQ(r.read(reg::STAT_SYN_DROP_QUEUE), 0u);
   std::mt19937 rng(11);
-  uint32_t filt = 0, stray = 0, refused = 0, coalesced = 0;
+  uint32_t filt = 0, stray = 0, refused = 0, coalesced = 0, synq = 0;
   for (int c = 0; c < 500; ++c) {
     const uint32_t p = rng();
     r.dut().stat_rx_filtered = p & 1;
     r.dut().stat_rx_stray = p >> 1 & 1;
     r.dut().stat_aeq_refused = p >> 2 & 1;
     r.dut().stat_evt_coalesced = (p >> 3 & 3) == 0;
+    r.dut().stat_syn_drop_queue = p >> 5 & p >> 6 & 1;
     r.dut().stat_cm = p >> 8 & 0xFFFFFF;
     r.tick();
     filt += p & 1;
     stray += p >> 1 & 1;
     refused += p >> 2 & 1;
     coalesced += (p >> 3 & 3) == 0;
+    synq += p >> 5 & p >> 6 & 1;
   }
   r.dut().stat_rx_filtered = 0;
   r.dut().stat_rx_stray = 0;
   r.dut().stat_aeq_refused = 0;
   r.dut().stat_evt_coalesced = 0;
+  r.dut().stat_syn_drop_queue = 0;
   r.dut().stat_cm = 0;
   EXPECT_EQ(r.read(reg::STAT_RX_FILTERED), filt);
   EXPECT_EQ(r.read(reg::STAT_RX_STRAY), stray);
   EXPECT_EQ(r.read(reg::STAT_AEQ_REFUSED), refused);
   EXPECT_EQ(r.read(reg::STAT_EVT_COALESCED), coalesced);
+  EXPECT_EQ(r.read(reg::STAT_SYN_DROP_QUEUE), synq);
   EXPECT_GT(filt, 0u);
   EXPECT_NE(filt, stray);
   EXPECT_NE(refused, coalesced);
+  EXPECT_NE(synq, filt);
+  EXPECT_NE(synq, stray);
   // read-only: writes are ignored
   r.write(reg::STAT_RX_FILTERED, 0);
   r.write(reg::STAT_RX_STRAY, 0);
+  r.write(reg::STAT_SYN_DROP_QUEUE, 0);
   EXPECT_EQ(r.read(reg::STAT_RX_FILTERED), filt);
   EXPECT_EQ(r.read(reg::STAT_RX_STRAY), stray);
+  EXPECT_EQ(r.read(reg::STAT_SYN_DROP_QUEUE), synq);
 }
 
 TEST(AxilRegs, CmConnsAndStatusFollowInputs) {

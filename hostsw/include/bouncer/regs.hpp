@@ -497,6 +497,7 @@ inline constexpr uint32_t STAT_RX_FILTERED = 0x0370;  // rc
 inline constexpr uint32_t STAT_RX_STRAY = 0x0374;  // rc
 inline constexpr uint32_t STAT_AEQ_REFUSED = 0x0380;  // rc
 inline constexpr uint32_t STAT_EVT_COALESCED = 0x0384;  // rc
+inline constexpr uint32_t STAT_SYN_DROP_QUEUE = 0x0388;  // rc
 inline constexpr uint32_t PROBE_CTRL = 0x0400;  // rw
 inline constexpr uint32_t PROBE_STATUS = 0x0404;  // ro
 inline constexpr uint32_t PROBE_LOST = 0x0408;  // rc
