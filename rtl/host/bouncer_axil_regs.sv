@@ -426,6 +426,27 @@ module bouncer_axil_regs #(
                                                || (push_armed_q[n] && !push_clr[n]));
   end
 
+  // Each SQ's PI in a block of its own, for the same reason: the write decode (pi_db_dec: a
+  // doorbell write naming SQ n) is formed beside the check, and the accept bit is the last AND
+  // in front of the flop's enable (the PI was the kernel's deepest path at 6.125 levels while
+  // it sat inside the register write case). The SIZE write and a reset clear it.
+  logic [NUM_SQ-1:0] pi_db_dec, pi_clr;
+  always_comb begin
+    for (int n = 0; n < NUM_SQ; n++) begin
+      pi_db_dec[n] = wr_fire && !push_page_wr && !sqblk_wr
+                  && (wr_addr[15:0] == bouncer_regs_pkg::REG_SQ_DB
+                      || wr_addr[15:0] == bouncer_regs_pkg::REG_SQ_PUSH_DB)
+                  && db_sq == 8'(n);
+      pi_clr[n]    = sqblk_wr && sqblk_n == 2'(n) && sqblk_r == SQR_SIZE;
+    end
+  end
+  always_ff @(posedge clk) begin
+    for (int n = 0; n < NUM_SQ; n++) begin
+      if (any_rst || pi_clr[n]) sq_pi_q[n] <= '0;
+      else if (pi_db_dec[n] && sq_db_acc[n]) sq_pi_q[n] <= wr_data[14:0];
+    end
+  end
+
   always_ff @(posedge clk) begin
     sq_reset_q  <= '0;
     sq_db_push_q <= 1'b0;
@@ -456,7 +477,6 @@ module bouncer_axil_regs #(
           if (sqblk_r == SQR_BASE_HI) sq_base_q[n][63:32] <= wr_data;
           if (sqblk_r == SQR_SIZE) begin
             sq_size_q[n]    <= clamp_log2(wr_data);
-            sq_pi_q[n]      <= '0;
             sq_reset_q[n]   <= 1'b1;
             sq_qerr_q[n]    <= bouncer_regs_pkg::QERR_CAUSE_NONE;
           end
@@ -489,7 +509,6 @@ module bouncer_axil_regs #(
                   if (wr_addr[15:0] == bouncer_regs_pkg::REG_SQ_PUSH_DB)
                     push_idx_q[n] <= wr_data[14:0] - 15'd1;
                 end
-                if (sq_db_acc[n]) sq_pi_q[n] <= wr_data[14:0];
               end
             end
           end else begin
@@ -616,7 +635,6 @@ module bouncer_axil_regs #(
       for (int n = 0; n < NUM_SQ; n++) begin
         sq_base_q[n]  <= '0;
         sq_size_q[n]  <= 4'(bouncer_regs_pkg::RING_LOG2_MIN);
-        sq_pi_q[n]    <= '0;
         push_q[n]     <= '0;
         push_idx_q[n] <= '0;
         sq_qerr_q[n]  <= bouncer_regs_pkg::QERR_CAUSE_NONE;
