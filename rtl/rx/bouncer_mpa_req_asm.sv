@@ -201,13 +201,17 @@ module bouncer_mpa_req_asm #(
   logic [LANE_W-1:0]    a_lane_q;   // piece within that word (DATA_W 512)
   logic                 a_more_q;   // (a_rem_q > 8) && (a_room_q > 8), kept with them
   logic [3:0]           a_rem8_q, a_room8_q;   // a_rem_q, a_room_q clamped to 0..8, likewise
+  // The compares behind the next clamps, kept with the values they are about (set whenever the
+  // value is), so a step or a pop selects a clamp without a carry chain in front of it:
+  // *_lo: v <= k, *_hi: v >= k + 8, with k = 8 for a_rem_q / a_room_q (the next lane) and
+  // k = BYTES for a_wrem_q / a_wroom_q (the next word)
+  logic                 a_rem_lo_q, a_rem_hi_q, a_room_lo_q, a_room_hi_q;
+  logic                 a_wrem_lo_q, a_wrem_hi_q, a_wroom_lo_q, a_wroom_hi_q;
+  function automatic logic [3:0] clamp8_f(input logic lo, input logic hi, input logic [2:0] v);
+    clamp8_f = lo ? 4'd0 : (hi ? 4'd8 : {1'b0, v});
+  endfunction
   function automatic logic [3:0] clamp8(input logic signed [17:0] v);
     clamp8 = (v <= 18'sd0) ? 4'd0 : ((v >= 18'sd8) ? 4'd8 : v[3:0]);
-  endfunction
-  // clamp8(v - k) for a constant k that is a multiple of 8, without the subtraction
-  function automatic logic [3:0] clamp8_sub(input logic signed [17:0] v,
-                                            input logic signed [17:0] k);
-    clamp8_sub = (v <= k) ? 4'd0 : ((v >= k + 18'sd8) ? 4'd8 : {1'b0, v[2:0]});
   endfunction
   logic                 cmd_fire;
 
@@ -289,6 +293,14 @@ module bouncer_mpa_req_asm #(
       a_more_q  <= (s_cmd_len > 16'd8) && (s_cmd_offset < 10'd1016);
       a_rem8_q  <= clamp8(18'(s_cmd_len));
       a_room8_q <= clamp8(18'sd1024 - 18'(s_cmd_offset));
+      a_rem_lo_q   <= 18'(s_cmd_len) <= 18'sd8;
+      a_rem_hi_q   <= 18'(s_cmd_len) >= 18'sd16;
+      a_room_lo_q  <= 18'sd1024 - 18'(s_cmd_offset) <= 18'sd8;
+      a_room_hi_q  <= 18'sd1024 - 18'(s_cmd_offset) >= 18'sd16;
+      a_wrem_lo_q  <= 18'(s_cmd_len) <= BYTES_S;
+      a_wrem_hi_q  <= 18'(s_cmd_len) >= BYTES_S + 18'sd8;
+      a_wroom_lo_q <= 18'sd1024 - 18'(s_cmd_offset) <= BYTES_S;
+      a_wroom_hi_q <= 18'sd1024 - 18'(s_cmd_offset) >= BYTES_S + 18'sd8;
     end else if (a_pop) begin
       a_lane_q <= '0;
       a_rem_q   <= a_wrem_q - BYTES_S;
@@ -298,16 +310,28 @@ module bouncer_mpa_req_asm #(
       a_boff_q  <= a_wboff_q + 10'(BYTES);
       a_wboff_q <= a_wboff_q + 10'(BYTES);
       a_more_q  <= (a_wrem_q > BYTES_S + 18'sd8) && (a_wroom_q > BYTES_S + 18'sd8);
-      a_rem8_q  <= clamp8_sub(a_wrem_q, BYTES_S);
-      a_room8_q <= clamp8_sub(a_wroom_q, BYTES_S);
+      a_rem8_q  <= clamp8_f(a_wrem_lo_q, a_wrem_hi_q, a_wrem_q[2:0]);
+      a_room8_q <= clamp8_f(a_wroom_lo_q, a_wroom_hi_q, a_wroom_q[2:0]);
+      a_rem_lo_q   <= a_wrem_q <= BYTES_S + 18'sd8;
+      a_rem_hi_q   <= a_wrem_q >= BYTES_S + 18'sd16;
+      a_room_lo_q  <= a_wroom_q <= BYTES_S + 18'sd8;
+      a_room_hi_q  <= a_wroom_q >= BYTES_S + 18'sd16;
+      a_wrem_lo_q  <= a_wrem_q <= 2 * BYTES_S;
+      a_wrem_hi_q  <= a_wrem_q >= 2 * BYTES_S + 18'sd8;
+      a_wroom_lo_q <= a_wroom_q <= 2 * BYTES_S;
+      a_wroom_hi_q <= a_wroom_q >= 2 * BYTES_S + 18'sd8;
     end else if (a_step) begin
       a_lane_q <= a_lane_q + 1'b1;
       a_rem_q   <= a_rem_q - 18'sd8;
       a_room_q  <= a_room_q - 18'sd8;
       a_boff_q  <= a_boff_q + 10'd8;
       a_more_q  <= (a_rem_q > 18'sd16) && (a_room_q > 18'sd16);
-      a_rem8_q  <= clamp8_sub(a_rem_q, 18'sd8);
-      a_room8_q <= clamp8_sub(a_room_q, 18'sd8);
+      a_rem8_q  <= clamp8_f(a_rem_lo_q, a_rem_hi_q, a_rem_q[2:0]);
+      a_room8_q <= clamp8_f(a_room_lo_q, a_room_hi_q, a_room_q[2:0]);
+      a_rem_lo_q  <= a_rem_q <= 18'sd16;
+      a_rem_hi_q  <= a_rem_q >= 18'sd24;
+      a_room_lo_q <= a_room_q <= 18'sd16;
+      a_room_hi_q <= a_room_q >= 18'sd24;
     end
 
     w1_v_q    <= a_step && p_use;
