@@ -889,7 +889,7 @@ void FakeHal::auto_reject(uint32_t cm_id, FakeNode& n, const FakeListener& l) {
   fr.wqe_idx = 0xFFFF;
   fr.cm_id = cm_id;
   fr.pd.resize(l.tmpl.size());
-  std::memcpy(fr.pd.data(), l.tmpl.data(), l.tmpl.size());
+  if (!l.tmpl.empty()) std::memcpy(fr.pd.data(), l.tmpl.data(), l.tmpl.size());
   // what the reject sent goes to the node's slot, which its retransmissions read
   if (!l.tmpl.empty()) dev_write(pd_base() + uint64_t{cm_id} * kSlot, l.tmpl);
   fr.auto_reject = true;
